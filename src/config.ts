@@ -1,0 +1,117 @@
+/**
+ * The only reader of process.env: every setting of the gateway and the devnet, parsed, checked and
+ * frozen once at start. A bad value stops the process with a message naming the variable.
+ */
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+export interface Upstreams {
+  scan: string;
+  explorer: string;
+  stake: string;
+}
+
+export interface DevnetConfig {
+  seed: string;
+  token: string;
+  ports: { scan: number; explorer: number; stake: number };
+}
+
+export interface Config {
+  host: string;
+  port: number;
+  /** null: no upstream configured, the gateway runs on the embedded devnet. */
+  upstreams: Upstreams | null;
+  upstreamTimeoutMs: number;
+  /** Connections kept per upstream origin. */
+  upstreamConnections: number;
+  production: boolean;
+  introspection: boolean;
+  graphiql: boolean;
+  fieldSuggestions: boolean;
+  /** Server-side token for explorer reads of callers that send none. */
+  explorerToken: string | null;
+  /** How long the public validator list may be reused across requests; 0 turns the cache off. */
+  validatorCacheTtlMs: number;
+  devnet: DevnetConfig;
+}
+
+function int(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+  }
+  return value;
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.toLowerCase();
+  if (raw === undefined || raw === '') return fallback;
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${env[name]}"`);
+}
+
+function url(env: Env, name: string): string {
+  const raw = env[name] as string;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} is not a URL: "${raw}"`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new ConfigError(`${name} must be an http or https URL`);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+const UPSTREAM_VARS = ['SCAN_URL', 'EXPLORER_URL', 'STAKE_URL'] as const;
+
+export function loadDevnetConfig(env: Env = process.env): DevnetConfig {
+  return Object.freeze({
+    seed: env.DEVNET_SEED || 'devnet',
+    token: env.DEVNET_TOKEN || 'devnet-token',
+    ports: Object.freeze({
+      scan: int(env, 'SCAN_PORT', 4101, 0, 65_535),
+      explorer: int(env, 'EXPLORER_PORT', 4102, 0, 65_535),
+      stake: int(env, 'STAKE_PORT', 4103, 0, 65_535),
+    }),
+  });
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const given = UPSTREAM_VARS.filter((name) => env[name]);
+  if (given.length > 0 && given.length < UPSTREAM_VARS.length) {
+    const missing = UPSTREAM_VARS.filter((name) => !env[name]);
+    throw new ConfigError(
+      `${given.join(' and ')} set but ${missing.join(' and ')} missing: set all three upstream URLs, or none to run on the devnet`,
+    );
+  }
+  const production = env.NODE_ENV === 'production';
+  return Object.freeze({
+    host: env.HOST || '127.0.0.1',
+    port: int(env, 'PORT', 4000, 0, 65_535),
+    upstreams:
+      given.length === 0
+        ? null
+        : Object.freeze({
+            scan: url(env, 'SCAN_URL'),
+            explorer: url(env, 'EXPLORER_URL'),
+            stake: url(env, 'STAKE_URL'),
+          }),
+    upstreamTimeoutMs: int(env, 'UPSTREAM_TIMEOUT_MS', 5_000, 1, 600_000),
+    upstreamConnections: int(env, 'UPSTREAM_CONNECTIONS', 32, 1, 1_024),
+    production,
+    introspection: bool(env, 'GRAPHQL_INTROSPECTION', !production),
+    graphiql: bool(env, 'GRAPHIQL', !production),
+    fieldSuggestions: bool(env, 'GRAPHQL_FIELD_SUGGESTIONS', !production),
+    explorerToken: env.EXPLORER_TOKEN || null,
+    validatorCacheTtlMs: int(env, 'VALIDATOR_CACHE_TTL_MS', 5_000, 0, 3_600_000),
+    devnet: loadDevnetConfig(env),
+  });
+}

@@ -1,0 +1,576 @@
+import { Rng } from './random.js';
+
+/**
+ * The devnet's chain, generated deterministically from a seed and an anchor time.
+ * Blocks and transactions live in typed columns (a small chain is still 100k+ rows);
+ * validators, delegations, contracts and rounds are kept in their REST shape because the
+ * devnet serves them as they are.
+ */
+
+export const DENOM = 'ustake';
+/** Seconds between blocks on average. */
+const BLOCK_INTERVAL_S = 6;
+
+export const TX_TYPES = [
+  'transfer',
+  'delegate',
+  'undelegate',
+  'redelegate',
+  'claim_rewards',
+  'swap',
+  'contract_call',
+  'contract_deploy',
+  'vote',
+] as const;
+
+export const FAILURE_REASONS = [
+  'out of gas',
+  'insufficient funds',
+  'execution reverted',
+  'invalid nonce',
+  'slippage tolerance exceeded',
+  'unauthorized signer',
+] as const;
+
+/** Validator status values, as Cosmos SDK numbers them. */
+export const VALIDATOR_STATUS = { unbonded: 1, unbonding: 2, bonded: 3 } as const;
+/** Buyback round status values. */
+export const ROUND_STATUS = { scheduled: 0, open: 1, closed: 2, burned: 3 } as const;
+
+export interface ValidatorRecord {
+  id: string;
+  moniker: string;
+  operator_address: string;
+  consensus_address: string;
+  jailed: boolean;
+  status: number;
+  tokens: string;
+  delegator_shares: string;
+  description: string;
+  unbonding_height: string;
+  unbonding_time: string;
+  commission_rate: string;
+  commission_max_rate: string;
+  commission_max_change_rate: string;
+  commission_update_time: string;
+  proposed: string;
+  signed: string;
+  missed: string;
+  timestamp: string;
+  uptimes: string[];
+  slashing_events: string[];
+  uptime_percentage: number;
+  image_url: string;
+  registration_time: string;
+  wallet_address: string;
+  delegation_count: string;
+  outstanding_rewards: { denom: string; amount: string }[];
+}
+
+export interface ValidatorStatisticsRecord {
+  total_validators: string;
+  consensus_validators: string;
+  active_validators: string;
+  total_staked_amount: string;
+  rewards_24h: string;
+  annualized_reward_rate: string;
+  slashing_events_24h: string;
+  timestamp: string;
+}
+
+export interface DelegationRecord {
+  delegation: { delegator_address: string; validator_address: string; shares: string };
+  balance: { denom: string; amount: string };
+}
+
+export interface ContractRecord {
+  address: string;
+  symbol: string;
+  name: string;
+  chain_id: string;
+  contract_type: string;
+  decimals: number;
+  total_supply: string;
+  holders: number;
+  verified: boolean;
+  deployer: string;
+  creation_tx_hash: string;
+  created_at: string;
+}
+
+export interface BuybackRoundRecord {
+  id: string;
+  round_id: string;
+  start_time: string;
+  end_time: string;
+  status: number;
+  total_slots: number;
+  booked_slots: number;
+  min_amount: string;
+  max_amount: string;
+  total_collected: string;
+  revenue_pool: string;
+  burn_tx_hash: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface Blocks {
+  /** Number of blocks; heights run from 1 to count. Index i holds height i + 1. */
+  count: number;
+  hash: string[];
+  /** Unix seconds. */
+  time: Float64Array;
+  firstTx: Int32Array;
+  txCount: Int32Array;
+  /** Index into `validators`. */
+  proposer: Int32Array;
+}
+
+export interface Transactions {
+  count: number;
+  hash: string[];
+  height: Int32Array;
+  actionIndex: Int32Array;
+  /** Index into `addresses`. */
+  initiator: Int32Array;
+  /** Index into TX_TYPES. */
+  type: Uint8Array;
+  /** 0 for success, else 1 + index into FAILURE_REASONS. */
+  failure: Uint8Array;
+}
+
+export interface DevnetData {
+  seed: string;
+  /** Anchor time (ms since epoch) the chain was generated against; the last block is just before it. */
+  generatedAt: number;
+  blocks: Blocks;
+  txs: Transactions;
+  /** Every known address, accounts first, then contracts. */
+  addresses: string[];
+  validators: ValidatorRecord[];
+  statistics: ValidatorStatisticsRecord;
+  /** Delegations by delegator address, each list sorted by validator address. */
+  delegations: Map<string, DelegationRecord[]>;
+  /** Sorted by address. */
+  contracts: ContractRecord[];
+  rounds: Map<string, BuybackRoundRecord>;
+}
+
+export interface GenerateOptions {
+  seed: string;
+  now: number;
+  blocks?: number;
+  accounts?: number;
+  validators?: number;
+  delegators?: number;
+  contracts?: number;
+}
+
+export const iso = (ms: number): string => new Date(ms).toISOString().replace('.000Z', 'Z');
+
+const BECH32 = 'qpzry9x8gf2tvdw0s3jn54khce6mua7l';
+const bech32Body = (rng: Rng, n: number): string => {
+  let out = '';
+  for (let i = 0; i < n; i++) out += BECH32[rng.uint32() % 32];
+  return out;
+};
+
+/** Integer base units as a Cosmos `Dec` string with 18 decimals. */
+const dec18 = (units: bigint): string => `${units}.000000000000000000`;
+
+const MONIKER_A = [
+  'Blue',
+  'Iron',
+  'Silent',
+  'Golden',
+  'Polar',
+  'Crimson',
+  'Lunar',
+  'Solar',
+  'Swift',
+  'Stable',
+  'Granite',
+  'Cobalt',
+  'Amber',
+  'Northern',
+  'Quiet',
+  'Bright',
+  'Hidden',
+  'Open',
+  'Prime',
+  'True',
+];
+const MONIKER_B = [
+  'Harbor',
+  'Node',
+  'Stake',
+  'Validator',
+  'Forge',
+  'Labs',
+  'Capital',
+  'Relay',
+  'Bridge',
+  'Anchor',
+  'Summit',
+  'Works',
+  'Garden',
+  'Signal',
+  'Vault',
+  'Beacon',
+  'Foundry',
+  'Orbit',
+  'Keep',
+  'Canyon',
+];
+
+const SYMBOLS = [
+  'USDT',
+  'USDC',
+  'WETH',
+  'DAI',
+  'WBTC',
+  'LINK',
+  'UNI',
+  'AAVE',
+  'MKR',
+  'COMP',
+  'SNX',
+  'CRV',
+  'SUSHI',
+  'YFI',
+  'BAL',
+  'MATIC',
+  'SHIB',
+  'PEPE',
+  'APE',
+  'LDO',
+  'ARB',
+  'OP',
+  'GRT',
+  'FTM',
+  'SAND',
+  'MANA',
+  'AXS',
+  'ENS',
+  '1INCH',
+  'RPL',
+  'FXS',
+  'CVX',
+  'DYDX',
+  'IMX',
+  'BLUR',
+  'STAKE',
+];
+const CHAINS = ['1', '10', '56', '137', '8453', '42161'];
+const CONTRACT_TYPES = ['ERC20', 'ERC20', 'ERC20', 'ERC721', 'ERC1155', 'PROXY'];
+
+export function generate(options: GenerateOptions): DevnetData {
+  const rng = new Rng(options.seed);
+  const nowS = Math.floor(options.now / 1000);
+  const blockCount = options.blocks ?? 20_000;
+  const accountCount = options.accounts ?? 5_000;
+  const validatorCount = options.validators ?? 160;
+  const delegatorCount = options.delegators ?? 2_000;
+  const contractCount = options.contracts ?? 240;
+
+  const addresses: string[] = [];
+  const seen = new Set<string>();
+  const freshAddress = (): string => {
+    let a = `0x${rng.hex(40)}`;
+    while (seen.has(a)) a = `0x${rng.hex(40)}`;
+    seen.add(a);
+    addresses.push(a);
+    return a;
+  };
+  for (let i = 0; i < accountCount; i++) freshAddress();
+
+  // Validators first, tokens filled in once delegations exist.
+  const monikers = new Set<string>();
+  const validators: ValidatorRecord[] = [];
+  for (let i = 0; i < validatorCount; i++) {
+    let moniker = `${rng.pick(MONIKER_A)} ${rng.pick(MONIKER_B)}`;
+    if (monikers.has(moniker)) moniker = `${moniker} ${i}`;
+    monikers.add(moniker);
+    const roll = rng.next();
+    const jailed = roll < 0.05;
+    const status = jailed
+      ? rng.pick([VALIDATOR_STATUS.unbonding, VALIDATOR_STATUS.unbonded])
+      : roll < 0.8
+        ? VALIDATOR_STATUS.bonded
+        : roll < 0.9
+          ? VALIDATOR_STATUS.unbonding
+          : VALIDATOR_STATUS.unbonded;
+    const maxRate = rng.pick([10, 20, 25, 50, 100]);
+    const rate = rng.int(0, Math.min(maxRate, 20));
+    const registeredS = nowS - rng.int(30, 900) * 86_400;
+    validators.push({
+      id: String(i + 1),
+      moniker,
+      operator_address: `stakevaloper1${bech32Body(rng, 38)}`,
+      consensus_address: `stakevalcons1${bech32Body(rng, 38)}`,
+      jailed,
+      status,
+      tokens: '0',
+      delegator_shares: '0',
+      description: `${moniker}: independent validator operating since ${iso(registeredS * 1000).slice(0, 10)}.`,
+      unbonding_height: '0',
+      unbonding_time: '1970-01-01T00:00:00Z',
+      commission_rate: `0.${String(rate).padStart(2, '0')}0000000000000000`,
+      commission_max_rate:
+        maxRate === 100 ? '1.000000000000000000' : `0.${String(maxRate).padStart(2, '0')}0000000000000000`,
+      commission_max_change_rate: `0.0${rng.int(1, 5)}0000000000000000`,
+      commission_update_time: iso((registeredS + rng.int(0, 20) * 86_400) * 1000),
+      proposed: '0',
+      signed: '0',
+      missed: '0',
+      timestamp: '',
+      uptimes: [],
+      slashing_events: [],
+      uptime_percentage: 0,
+      image_url: `https://devnet.invalid/validators/${i + 1}.png`,
+      registration_time: iso(registeredS * 1000),
+      wallet_address: addresses[rng.int(0, accountCount - 1)] as string,
+      delegation_count: '0',
+      outstanding_rewards: [],
+    });
+  }
+
+  // Delegations: validator wallets self-bond, then ordinary delegators hold 1..30 each.
+  const delegations = new Map<string, DelegationRecord[]>();
+  const validatorShares = new Array<bigint>(validatorCount).fill(0n);
+  const validatorDelegations = new Array<number>(validatorCount).fill(0);
+  const slashed = validators.map((v) => v.jailed || rng.chance(0.03));
+  const addDelegation = (delegator: string, v: number, units: bigint) => {
+    const validator = validators[v] as ValidatorRecord;
+    const amount = slashed[v] ? (units * 95n) / 100n : units;
+    const list = delegations.get(delegator) ?? [];
+    list.push({
+      delegation: {
+        delegator_address: delegator,
+        validator_address: validator.operator_address,
+        shares: dec18(units),
+      },
+      balance: { denom: DENOM, amount: String(amount) },
+    });
+    delegations.set(delegator, list);
+    validatorShares[v] = (validatorShares[v] as bigint) + units;
+    validatorDelegations[v] = (validatorDelegations[v] as number) + 1;
+  };
+  const logUniformUnits = (minExp: number, maxExp: number) =>
+    BigInt(Math.floor(10 ** (minExp + rng.next() * (maxExp - minExp))));
+  validators.forEach((v, i) => {
+    addDelegation(v.wallet_address, i, logUniformUnits(11, 13));
+  });
+  const selfBonded = new Set(validators.map((v) => v.wallet_address));
+  const candidates = rng.sample(accountCount, delegatorCount + validatorCount);
+  let added = 0;
+  for (const a of candidates) {
+    const address = addresses[a] as string;
+    if (selfBonded.has(address) || added >= delegatorCount) continue;
+    added++;
+    for (const v of rng.sample(validatorCount, rng.int(1, 30)))
+      addDelegation(address, v, logUniformUnits(6, 12));
+  }
+  for (const list of delegations.values()) {
+    list.sort((x, y) => (x.delegation.validator_address < y.delegation.validator_address ? -1 : 1));
+  }
+
+  const tokens = validators.map((_, i) =>
+    slashed[i] ? ((validatorShares[i] as bigint) * 95n) / 100n : (validatorShares[i] as bigint),
+  );
+  validators.forEach((v, i) => {
+    v.tokens = String(tokens[i]);
+    v.delegator_shares = dec18(validatorShares[i] as bigint);
+    v.delegation_count = String(validatorDelegations[i]);
+  });
+
+  // Blocks: proposers drawn from the bonded set, weighted by voting power.
+  const active = validators.flatMap((v, i) => (v.status === VALIDATOR_STATUS.bonded && !v.jailed ? [i] : []));
+  const cumulative: number[] = [];
+  let power = 0;
+  for (const i of active) {
+    power += Number(tokens[i]);
+    cumulative.push(power);
+  }
+  const drawProposer = (): number => {
+    const target = rng.next() * power;
+    let lo = 0;
+    let hi = cumulative.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if ((cumulative[mid] as number) > target) hi = mid;
+      else lo = mid + 1;
+    }
+    return active[lo] as number;
+  };
+
+  const blocks: Blocks = {
+    count: blockCount,
+    hash: new Array<string>(blockCount),
+    time: new Float64Array(blockCount),
+    firstTx: new Int32Array(blockCount),
+    txCount: new Int32Array(blockCount),
+    proposer: new Int32Array(blockCount),
+  };
+  const perBlock = new Int32Array(blockCount);
+  let txTotal = 0;
+  for (let i = 0; i < blockCount; i++) {
+    perBlock[i] = rng.int(0, 11);
+    txTotal += perBlock[i] as number;
+  }
+  let t = nowS - 3;
+  for (let i = blockCount - 1; i >= 0; i--) {
+    blocks.time[i] = t;
+    t -= rng.int(BLOCK_INTERVAL_S - 1, BLOCK_INTERVAL_S + 1);
+  }
+  const txs: Transactions = {
+    count: txTotal,
+    hash: new Array<string>(txTotal),
+    height: new Int32Array(txTotal),
+    actionIndex: new Int32Array(txTotal),
+    initiator: new Int32Array(txTotal),
+    type: new Uint8Array(txTotal),
+    failure: new Uint8Array(txTotal),
+  };
+  let tx = 0;
+  for (let i = 0; i < blockCount; i++) {
+    blocks.hash[i] = `0x${rng.hex(64)}`;
+    blocks.proposer[i] = drawProposer();
+    blocks.firstTx[i] = tx;
+    blocks.txCount[i] = perBlock[i] as number;
+    for (let k = 0; k < (perBlock[i] as number); k++, tx++) {
+      txs.hash[tx] = `0x${rng.hex(64)}`;
+      txs.height[tx] = i + 1;
+      txs.actionIndex[tx] = k;
+      txs.initiator[tx] = rng.int(0, accountCount - 1);
+      txs.type[tx] = rng.int(0, TX_TYPES.length - 1);
+      txs.failure[tx] = rng.chance(0.005) ? rng.int(1, FAILURE_REASONS.length) : 0;
+    }
+  }
+
+  // Liveness statistics derived from the blocks each validator proposed.
+  const proposed = new Array<number>(validatorCount).fill(0);
+  for (let i = 0; i < blockCount; i++)
+    proposed[blocks.proposer[i] as number] = (proposed[blocks.proposer[i] as number] as number) + 1;
+  const dayAgo = nowS - 86_400;
+  const firstHeightToday = blocks.time.findIndex((s) => s >= dayAgo) + 1;
+  let slashingToday = 0;
+  const timestamp = iso(nowS * 1000);
+  validators.forEach((v, i) => {
+    const bonded = v.status === VALIDATOR_STATUS.bonded && !v.jailed;
+    const missed = v.jailed ? rng.int(500, 5_000) : bonded ? rng.int(0, 120) : rng.int(50, 2_000);
+    const signed = Math.max(0, blockCount - missed);
+    v.proposed = String(proposed[i]);
+    v.signed = String(signed);
+    v.missed = String(missed);
+    v.uptime_percentage = Math.round((signed / blockCount) * 10_000) / 100;
+    v.uptimes = Array.from({ length: 7 }, () => (bonded ? 99 + rng.next() : 70 + rng.next() * 29).toFixed(2));
+    v.timestamp = timestamp;
+    if (slashed[i]) {
+      const height = rng.int(1, blockCount);
+      if (height >= firstHeightToday) slashingToday++;
+      v.slashing_events = [`${v.jailed ? 'downtime' : 'double_sign'} at height ${height}`];
+    }
+    if (v.status !== VALIDATOR_STATUS.bonded) {
+      const height = rng.int(Math.floor(blockCount / 2), blockCount);
+      v.unbonding_height = String(height);
+      v.unbonding_time = iso(((blocks.time[height - 1] as number) + 21 * 86_400) * 1000);
+    }
+    v.outstanding_rewards = [
+      {
+        denom: DENOM,
+        amount: `${(tokens[i] as bigint) / 5_000n}.${String(rng.int(0, 999_999)).padStart(6, '0')}000000000000`,
+      },
+    ];
+  });
+
+  const bondedTokens = active.reduce((sum, i) => sum + (tokens[i] as bigint), 0n);
+  const annualRateBp = 800 + rng.int(0, 900);
+  const statistics: ValidatorStatisticsRecord = {
+    total_validators: String(validatorCount),
+    consensus_validators: String(validators.filter((v) => v.status === VALIDATOR_STATUS.bonded).length),
+    active_validators: String(active.length),
+    total_staked_amount: String(bondedTokens),
+    rewards_24h: String((bondedTokens * BigInt(annualRateBp)) / 10_000n / 365n),
+    annualized_reward_rate: (annualRateBp / 10_000).toFixed(4),
+    slashing_events_24h: String(slashingToday),
+    timestamp,
+  };
+
+  // Contracts: a skewed symbol distribution so that popular symbols span several pages.
+  const contracts: ContractRecord[] = [];
+  for (let i = 0; i < contractCount; i++) {
+    const symbol = SYMBOLS[Math.floor(SYMBOLS.length * rng.next() ** 2)] as string;
+    const contractType = rng.pick(CONTRACT_TYPES);
+    const fungible = contractType === 'ERC20' || contractType === 'PROXY';
+    const txIndex = rng.int(0, txTotal - 1);
+    contracts.push({
+      address: freshAddress(),
+      symbol,
+      name: `${symbol} ${contractType === 'ERC20' ? 'Token' : contractType === 'PROXY' ? 'Proxy' : 'Collection'}`,
+      chain_id: rng.pick(CHAINS),
+      contract_type: contractType,
+      decimals: fungible ? rng.pick([6, 8, 18, 18]) : 0,
+      total_supply: String(logUniformUnits(6, 15)),
+      holders: rng.int(1, 2_000_000),
+      verified: rng.chance(0.8),
+      deployer: addresses[rng.int(0, accountCount - 1)] as string,
+      creation_tx_hash: txs.hash[txIndex] as string,
+      created_at: iso((blocks.time[(txs.height[txIndex] as number) - 1] as number) * 1000),
+    });
+  }
+  contracts.sort((a, b) => (a.address < b.address ? -1 : 1));
+
+  // Buyback rounds: weekly, the past ones burned, one open, the next ones scheduled.
+  const rounds = new Map<string, BuybackRoundRecord>();
+  const week = 7 * 86_400_000;
+  const firstStart = options.now - 4 * week - (options.now % 86_400_000);
+  for (let r = 0; r < 6; r++) {
+    const start = firstStart + r * week;
+    const end = start + week;
+    const status =
+      end <= options.now
+        ? ROUND_STATUS.burned
+        : start <= options.now
+          ? ROUND_STATUS.open
+          : ROUND_STATUS.scheduled;
+    const totalSlots = rng.pick([50, 100, 200]);
+    const booked =
+      status === ROUND_STATUS.scheduled
+        ? 0
+        : status === ROUND_STATUS.open
+          ? rng.int(1, totalSlots - 1)
+          : totalSlots;
+    const roundId = `round-${String(r + 1).padStart(3, '0')}`;
+    rounds.set(roundId, {
+      id: `${rng.hex(8)}-${rng.hex(4)}-4${rng.hex(3)}-a${rng.hex(3)}-${rng.hex(12)}`,
+      round_id: roundId,
+      start_time: iso(start),
+      end_time: iso(end),
+      status,
+      total_slots: totalSlots,
+      booked_slots: booked,
+      min_amount: '1000000',
+      max_amount: '500000000',
+      total_collected: String(BigInt(booked) * logUniformUnits(6, 8)),
+      revenue_pool: String(logUniformUnits(9, 11)),
+      burn_tx_hash: status === ROUND_STATUS.burned ? (txs.hash[rng.int(0, txTotal - 1)] as string) : '',
+      created_at: iso(start - week),
+      updated_at: iso(start - week),
+    });
+  }
+
+  return {
+    seed: options.seed,
+    generatedAt: options.now,
+    blocks,
+    txs,
+    addresses,
+    validators,
+    statistics,
+    delegations,
+    contracts,
+    rounds,
+  };
+}

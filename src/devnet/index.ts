@@ -1,0 +1,113 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { type DevnetData, generate } from './data.js';
+import { createExplorerRoutes } from './explorer.js';
+import { createService, type RecordedRequest } from './http.js';
+import { createScanRoutes } from './scan.js';
+import { createStakeRoutes } from './stake.js';
+
+export type { RecordedRequest } from './http.js';
+
+export interface DevnetOptions {
+  seed?: string;
+  token?: string;
+  host?: string;
+  /** Ports of the three services; 0 (the default) picks free ones. */
+  ports?: { scan?: number; explorer?: number; stake?: number };
+  /** The devnet's clock; the chain is generated to end just before its first reading. */
+  now?: () => number;
+  /** Added to every response, to simulate distant upstreams. */
+  latencyMs?: number;
+  /** Keep every request in `requests`, for tests that check what reached the upstreams. */
+  record?: boolean;
+}
+
+export interface Devnet {
+  data: DevnetData;
+  token: string;
+  urls: { scan: string; explorer: string; stake: string };
+  /** Requests received per service, always counted. */
+  counts: { scan: number; explorer: number; stake: number };
+  /** Every request received, when started with `record: true`. */
+  requests: RecordedRequest[];
+  resetRecords(): void;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_DEVNET_SEED = 'devnet';
+export const DEFAULT_DEVNET_TOKEN = 'devnet-token';
+
+const listen = (server: Server, port: number, host: string) =>
+  new Promise<string>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      const { port: actual } = server.address() as AddressInfo;
+      resolve(`http://${host.includes(':') ? `[${host}]` : host}:${actual}`);
+    });
+  });
+
+const close = (server: Server) =>
+  new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+
+/** Generates the chain and starts the three services, each on its own origin as in production. */
+export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> {
+  const now = options.now ?? Date.now;
+  const token = options.token ?? DEFAULT_DEVNET_TOKEN;
+  const host = options.host ?? '127.0.0.1';
+  const data = generate({ seed: options.seed ?? DEFAULT_DEVNET_SEED, now: now() });
+
+  const counts = { scan: 0, explorer: 0, stake: 0 };
+  const requests: RecordedRequest[] = [];
+  const onRequest = (req: RecordedRequest) => {
+    counts[req.service as keyof typeof counts]++;
+    if (options.record) requests.push(req);
+  };
+  const common = { latencyMs: options.latencyMs ?? 0, onRequest };
+  const scan = createService({
+    ...common,
+    name: 'scan',
+    routes: createScanRoutes(data),
+    errorBody: (_status, message) => ({ error: message }),
+  });
+  const explorer = createService({
+    ...common,
+    name: 'explorer',
+    routes: createExplorerRoutes(data, token, now),
+    errorBody: (status, message) => ({ code: status, message, data: null }),
+  });
+  const stake = createService({
+    ...common,
+    name: 'stake',
+    routes: createStakeRoutes(data, token, now),
+    errorBody: (status, message) => ({ code: status, message }),
+  });
+
+  const servers = [scan, explorer, stake];
+  try {
+    const [scanUrl, explorerUrl, stakeUrl] = await Promise.all([
+      listen(scan, options.ports?.scan ?? 0, host),
+      listen(explorer, options.ports?.explorer ?? 0, host),
+      listen(stake, options.ports?.stake ?? 0, host),
+    ]);
+    return {
+      data,
+      token,
+      urls: { scan: scanUrl as string, explorer: explorerUrl as string, stake: stakeUrl as string },
+      counts,
+      requests,
+      resetRecords() {
+        requests.length = 0;
+        counts.scan = counts.explorer = counts.stake = 0;
+      },
+      close: async () => {
+        await Promise.all(servers.map(close));
+      },
+    };
+  } catch (error) {
+    await Promise.all(servers.filter((s) => s.listening).map(close));
+    throw error;
+  }
+}

@@ -1,0 +1,27 @@
+/** `npm run devnet`: the three upstream services alone, for curl, a gateway elsewhere, or a benchmark. */
+import { ConfigError, loadDevnetConfig } from '../config.js';
+import { startDevnet } from './index.js';
+
+try {
+  const config = loadDevnetConfig();
+  const started = performance.now();
+  const devnet = await startDevnet({ seed: config.seed, token: config.token, ports: config.ports });
+  const { blocks, txs, addresses, validators, delegations, contracts, rounds } = devnet.data;
+  console.log(`SCAN_URL=${devnet.urls.scan}`);
+  console.log(`EXPLORER_URL=${devnet.urls.explorer}`);
+  console.log(`STAKE_URL=${devnet.urls.stake}`);
+  console.error(
+    `devnet "${config.seed}" up in ${Math.round(performance.now() - started)} ms: ${blocks.count} blocks, ` +
+      `${txs.count} transactions, ${addresses.length} addresses, ${validators.length} validators, ` +
+      `${delegations.size} delegators, ${contracts.length} contracts, ${rounds.size} buyback rounds; ` +
+      `bearer token "${config.token}"`,
+  );
+  const stop = () => {
+    devnet.close().then(() => process.exit(0));
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+} catch (error) {
+  console.error(error instanceof ConfigError ? `devnet: ${error.message}` : error);
+  process.exit(1);
+}

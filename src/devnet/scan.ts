@@ -1,0 +1,185 @@
+import type { DevnetData } from './data.js';
+import { TX_TYPES } from './data.js';
+import { HttpError, type Reply } from './http.js';
+import { allowOnly } from './params.js';
+import { SortedIndex } from './sorted-index.js';
+
+/**
+ * The search service (upstream-api.md 4.1 and 4.2).
+ *
+ * Suggestions match the lowercased text as a prefix: block heights for digits; transaction hashes,
+ * block hashes and addresses for `0x…` text. Exact values come first; at most 10 per category;
+ * `counts` are the full match counts.
+ *
+ * selectedCategory: the category of an exact match if there is one; otherwise the category with the
+ * most matches (ties in the order transactions, blocks, addresses); `transactions` when nothing matches.
+ * submitTarget: where Enter goes when the text names exactly one thing, that is an exact match, or a
+ * single match over all categories; null (keep the panel open) otherwise.
+ */
+
+const MAX_SUGGESTIONS = 10;
+const MAX_QUERY_BYTES = 256;
+const CATEGORIES = ['transactions', 'blocks', 'addresses'] as const;
+type Category = (typeof CATEGORIES)[number];
+
+type SubmitTarget =
+  | { kind: 'transaction'; hash: string }
+  | { kind: 'block'; height: number }
+  | { kind: 'address'; address: string };
+
+function searchText(query: URLSearchParams): string {
+  allowOnly(query, ['q']);
+  const q = query.get('q');
+  if (q === null) throw new HttpError(400, 'query parameter q is required');
+  if (q.includes('\0')) throw new HttpError(400, 'search text contains a null byte');
+  if (Buffer.byteLength(q, 'utf8') > MAX_QUERY_BYTES) {
+    throw new HttpError(400, `search text is longer than ${MAX_QUERY_BYTES} bytes`);
+  }
+  return q;
+}
+
+export function createScanRoutes(data: DevnetData) {
+  const { blocks, txs } = data;
+  const txIndex = new SortedIndex(txs.hash);
+  const blockIndex = new SortedIndex(blocks.hash);
+  const addressIndex = new SortedIndex(data.addresses);
+  const maxHeight = blocks.count;
+
+  const txSuggestion = (i: number) => ({
+    hash: txs.hash[i] as string,
+    blockHeight: txs.height[i] as number,
+    blockActionIndex: txs.actionIndex[i] as number,
+    blockTime: blocks.time[(txs.height[i] as number) - 1] as number,
+    initiator: data.addresses[txs.initiator[i] as number] as string,
+    type: TX_TYPES[txs.type[i] as number] as string,
+  });
+  const blockSuggestion = (height: number) => ({
+    height,
+    hash: blocks.hash[height - 1] as string,
+    blockTime: blocks.time[height - 1] as number,
+    transactionCount: blocks.txCount[height - 1] as number,
+    // The tip block may still receive actions; every earlier block is final.
+    actionCountComplete: height < maxHeight,
+    proposer: data.validators[blocks.proposer[height - 1] as number]?.consensus_address as string,
+  });
+
+  /** Heights whose decimal text starts with `digits`: the count, and the highest `limit` (exact first). */
+  const heightsByPrefix = (digits: string): { count: number; heights: number[] } => {
+    if (digits.startsWith('0') || digits.length > String(maxHeight).length) return { count: 0, heights: [] };
+    const p = Number(digits);
+    const ranges: [number, number][] = [];
+    for (let scale = 1; p * scale <= maxHeight; scale *= 10) {
+      ranges.push([p * scale, Math.min((p + 1) * scale - 1, maxHeight)]);
+    }
+    const count = ranges.reduce((n, [lo, hi]) => n + hi - lo + 1, 0);
+    const heights = ranges.length > 0 ? [p] : [];
+    for (let r = ranges.length - 1; r >= 1 && heights.length < MAX_SUGGESTIONS; r--) {
+      const [lo, hi] = ranges[r] as [number, number];
+      for (let h = hi; h >= lo && heights.length < MAX_SUGGESTIONS; h--) heights.push(h);
+    }
+    return { count, heights };
+  };
+
+  const suggest = (q: string): Reply => {
+    const text = q.toLowerCase();
+    const transactions: ReturnType<typeof txSuggestion>[] = [];
+    const blockHits: ReturnType<typeof blockSuggestion>[] = [];
+    const addresses: { address: string }[] = [];
+    const counts: Record<Category, number> = { transactions: 0, blocks: 0, addresses: 0 };
+    let exact: { category: Category; target: SubmitTarget } | null = null;
+
+    if (/^\d+$/.test(text)) {
+      const { count, heights } = heightsByPrefix(text);
+      counts.blocks = count;
+      for (const h of heights) blockHits.push(blockSuggestion(h));
+      if (heights[0] === Number(text))
+        exact = { category: 'blocks', target: { kind: 'block', height: heights[0] } };
+    } else if (/^0x[0-9a-f]*$/.test(text)) {
+      const t = txIndex.prefix(text, MAX_SUGGESTIONS);
+      const b = blockIndex.prefix(text, MAX_SUGGESTIONS);
+      const a = addressIndex.prefix(text, MAX_SUGGESTIONS);
+      counts.transactions = t.count;
+      counts.blocks = b.count;
+      counts.addresses = a.count;
+      for (const i of t.ids) transactions.push(txSuggestion(i));
+      for (const i of b.ids) blockHits.push(blockSuggestion(i + 1));
+      for (const i of a.ids) addresses.push({ address: data.addresses[i] as string });
+      if (transactions[0]?.hash === text)
+        exact = { category: 'transactions', target: { kind: 'transaction', hash: text } };
+      else if (blockHits[0]?.hash === text) {
+        exact = { category: 'blocks', target: { kind: 'block', height: blockHits[0].height } };
+      } else if (addresses[0]?.address === text) {
+        exact = { category: 'addresses', target: { kind: 'address', address: text } };
+      }
+    }
+
+    const total = counts.transactions + counts.blocks + counts.addresses;
+    let submitTarget: SubmitTarget | null = exact?.target ?? null;
+    if (!submitTarget && total === 1) {
+      if (transactions[0]) submitTarget = { kind: 'transaction', hash: transactions[0].hash };
+      else if (blockHits[0]) submitTarget = { kind: 'block', height: blockHits[0].height };
+      else if (addresses[0]) submitTarget = { kind: 'address', address: addresses[0].address };
+    }
+    const busiest = CATEGORIES.reduce((best, c) => (counts[c] > counts[best] ? c : best), CATEGORIES[0]);
+    return {
+      body: {
+        query: q,
+        transactions,
+        blocks: blockHits,
+        addresses,
+        counts,
+        selectedCategory: exact?.category ?? busiest,
+        submitTarget,
+      },
+    };
+  };
+
+  const exactSearch = (q: string): Reply => {
+    const results: { kind: string; identity: string; matched: string; canonicalUrl: string }[] = [];
+    if (/^\d+$/.test(q)) {
+      const height = q.length <= 10 ? Number(q) : 0;
+      if (height >= 1 && height <= maxHeight) {
+        results.push({
+          kind: 'block',
+          identity: String(height),
+          matched: q,
+          canonicalUrl: `/blocks/${height}`,
+        });
+      }
+    } else if (/^0x[0-9a-fA-F]{40}$/.test(q)) {
+      const address = q.toLowerCase();
+      if (addressIndex.find(address) !== -1) {
+        results.push({
+          kind: 'address',
+          identity: address,
+          matched: q,
+          canonicalUrl: `/addresses/${address}`,
+        });
+      }
+    } else if (/^0x[0-9a-fA-F]{64}$/.test(q)) {
+      const hash = q.toLowerCase();
+      const b = blockIndex.find(hash);
+      if (b !== -1)
+        results.push({
+          kind: 'block',
+          identity: String(b + 1),
+          matched: q,
+          canonicalUrl: `/blocks/${b + 1}`,
+        });
+      if (txIndex.find(hash) !== -1) {
+        results.push({
+          kind: 'transaction',
+          identity: hash,
+          matched: q,
+          canonicalUrl: `/transactions/${hash}`,
+        });
+      }
+    }
+    return { body: { query: q, results } };
+  };
+
+  return {
+    '/api/v1/dex/search': { GET: ({ query }: { query: URLSearchParams }) => suggest(searchText(query)) },
+    '/api/v1/search': { GET: ({ query }: { query: URLSearchParams }) => exactSearch(searchText(query)) },
+  };
+}
