@@ -89,7 +89,8 @@ describe('validators (4.6)', () => {
     });
     expect(second.body.pagination).toMatchObject({ has_next: false });
     const tokens = listed.map((v) => BigInt(v.tokens));
-    for (let i = 1; i < tokens.length; i++) expect((tokens[i - 1] as bigint) >= (tokens[i] as bigint)).toBe(true);
+    for (let i = 1; i < tokens.length; i++)
+      expect((tokens[i - 1] as bigint) >= (tokens[i] as bigint)).toBe(true);
 
     const stats = first.body.statistics;
     const active = listed.filter((v) => v.status === 3 && !v.jailed);

@@ -1,0 +1,27 @@
+import type { CodegenConfig } from '@graphql-codegen/cli';
+
+/** Typed documents for the frontend operations in test/operations/, generated from schema.graphql. */
+const config: CodegenConfig = {
+  schema: 'schema.graphql',
+  documents: ['test/operations/*.graphql'],
+  generates: {
+    'test/generated/': {
+      preset: 'client',
+      presetConfig: { fragmentMasking: false },
+      config: {
+        useTypeImports: true,
+        emitLegacyCommonJSImports: false,
+        enumsAsTypes: true,
+        scalars: {
+          Amount: 'string',
+          Decimal: 'string',
+          BigInt: 'string',
+          DateTime: 'string',
+          JSON: 'unknown',
+        },
+      },
+    },
+  },
+};
+
+export default config;

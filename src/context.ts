@@ -1,0 +1,16 @@
+import type { Loaders } from './loaders.js';
+
+/** What every resolver of one GraphQL request sees. */
+export interface Context {
+  /** The caller's bearer token, or null. Forwarded only where contract.md says. */
+  callerToken: string | null;
+  /** Server-side token for explorer reads when the caller sends none (EXPLORER_TOKEN). */
+  explorerToken: string | null;
+  loaders: Loaders;
+}
+
+/** The token of an `Authorization: Bearer <token>` header; null for no header or another scheme. */
+export function bearerToken(header: string | null): string | null {
+  const match = header ? /^Bearer +([\x21-\x7e]+) *$/i.exec(header) : null;
+  return match?.[1] ?? null;
+}

@@ -1,0 +1,66 @@
+import { GraphQLError } from 'graphql';
+
+/**
+ * The error codes of the public contract. Every error a client sees carries one in
+ * `extensions.code`; upstream errors also name the upstream in `extensions.upstream`.
+ */
+export type ErrorCode =
+  | 'BAD_USER_INPUT'
+  | 'UNAUTHENTICATED'
+  | 'UPSTREAM_TIMEOUT'
+  | 'UPSTREAM_UNAVAILABLE'
+  | 'UPSTREAM_ERROR'
+  | 'INTERNAL_SERVER_ERROR';
+
+export type UpstreamName = 'scan' | 'explorer' | 'stake';
+
+/** An expected failure, safe to show as it is: its message is written by the gateway, never copied. */
+export class GatewayError extends GraphQLError {
+  constructor(message: string, code: ErrorCode, extensions: Record<string, unknown> = {}) {
+    super(message, { extensions: { code, ...extensions } });
+    this.name = 'GatewayError';
+  }
+}
+
+export const badUserInput = (argument: string, message: string): GatewayError =>
+  new GatewayError(message, 'BAD_USER_INPUT', { argument });
+
+export const unauthenticated = (message: string): GatewayError =>
+  new GatewayError(message, 'UNAUTHENTICATED');
+
+const UPSTREAM_LABEL: Record<UpstreamName, string> = {
+  scan: 'search service',
+  explorer: 'explorer service',
+  stake: 'staking service',
+};
+
+/**
+ * A failed upstream call. The client sees a fixed message per code; `detail` (status, upstream
+ * message, cause) is for logs only and is never serialized into a response.
+ */
+export class UpstreamError extends GatewayError {
+  constructor(
+    readonly upstream: UpstreamName,
+    code: ErrorCode,
+    readonly detail: string,
+    message = UpstreamError.messageFor(upstream, code),
+    readonly status?: number,
+  ) {
+    super(message, code, { upstream });
+    this.name = 'UpstreamError';
+  }
+
+  static messageFor(upstream: UpstreamName, code: ErrorCode): string {
+    const label = UPSTREAM_LABEL[upstream];
+    switch (code) {
+      case 'UPSTREAM_TIMEOUT':
+        return `The ${label} did not answer in time.`;
+      case 'UPSTREAM_UNAVAILABLE':
+        return `The ${label} is unavailable.`;
+      case 'UNAUTHENTICATED':
+        return `The ${label} rejected the access token.`;
+      default:
+        return `The ${label} answered with an error.`;
+    }
+  }
+}

@@ -1,0 +1,75 @@
+import { unauthenticated } from '../errors.js';
+import type { BuybackRound } from '../upstream/models.js';
+import { builder } from './builder.js';
+import { buybackUpdate } from './validate.js';
+
+const BuybackRoundRef = builder.objectRef<BuybackRound>('BuybackRound').implement({
+  description: 'A buyback round: slots booked for a token buyback, and what it collected and burned.',
+  fields: (t) => ({
+    id: t.exposeID('id', { description: 'The staking service’s identifier of the round.' }),
+    roundId: t.exposeString('roundId', { description: 'The round’s public name, for example "round-006".' }),
+    startTime: t.expose('startTime', { type: 'DateTime', description: 'When the round opens.' }),
+    endTime: t.expose('endTime', { type: 'DateTime', description: 'When the round closes.' }),
+    status: t.exposeInt('status', { description: 'The staking service’s status number, as it sent it.' }),
+    totalSlots: t.exposeInt('totalSlots', { description: 'Slots offered.' }),
+    bookedSlots: t.exposeInt('bookedSlots', { description: 'Slots booked so far.' }),
+    minAmount: t.expose('minAmount', { type: 'Amount', description: 'Smallest amount one slot takes.' }),
+    maxAmount: t.expose('maxAmount', { type: 'Amount', description: 'Largest amount one slot takes.' }),
+    totalCollected: t.expose('totalCollected', { type: 'Amount', description: 'Amount collected so far.' }),
+    revenuePool: t.expose('revenuePool', {
+      type: 'Amount',
+      description: 'Revenue set aside for the buyback.',
+    }),
+    burnTxHash: t.exposeString('burnTxHash', {
+      description: 'The burn transaction; empty until the round is burned.',
+    }),
+    createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When the round was created.' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime', description: 'When the round last changed.' }),
+  }),
+});
+
+const UpdateBuybackRoundInput = builder.inputType('UpdateBuybackRoundInput', {
+  description: 'Changes to a buyback round. Fields left out keep their values.',
+  fields: (t) => ({
+    roundId: t.string({ required: true, description: 'The round to change, for example "round-006".' }),
+    startTime: t.field({
+      type: 'DateTime',
+      description: 'New opening time; must be before the closing time.',
+    }),
+    endTime: t.field({ type: 'DateTime', description: 'New closing time; must be after the opening time.' }),
+    totalSlots: t.int({
+      description: 'New number of slots: a positive 32-bit integer, not below the slots booked.',
+    }),
+    minAmount: t.field({ type: 'Amount', description: 'New smallest amount per slot; not above maxAmount.' }),
+    maxAmount: t.field({ type: 'Amount', description: 'New largest amount per slot; not below minAmount.' }),
+  }),
+});
+
+const UpdateBuybackRoundPayload = builder
+  .objectRef<{ round: BuybackRound }>('UpdateBuybackRoundPayload')
+  .implement({
+    description: 'The result of updateBuybackRound.',
+    fields: (t) => ({
+      round: t.field({
+        type: BuybackRoundRef,
+        nullable: true,
+        description: 'The round as stored after the update.',
+        resolve: (p) => p.round,
+      }),
+    }),
+  });
+
+builder.mutationField('updateBuybackRound', (t) =>
+  t.field({
+    type: UpdateBuybackRoundPayload,
+    description:
+      'Changes a buyback round. Needs the caller’s bearer token; sent exactly once, never retried.',
+    args: { input: t.arg({ type: UpdateBuybackRoundInput, required: true, description: 'What to change.' }) },
+    resolve: async (_root, { input }, ctx) => {
+      const update = buybackUpdate(input);
+      if (!ctx.callerToken)
+        throw unauthenticated('updateBuybackRound needs an `Authorization: Bearer <token>` header.');
+      return { round: await ctx.loaders.updateBuybackRound(update, ctx.callerToken) };
+    },
+  }),
+);

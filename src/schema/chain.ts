@@ -1,0 +1,92 @@
+import type { Address, Block, Transaction } from '../upstream/models.js';
+import { builder } from './builder.js';
+import { delegationsField } from './delegations.js';
+import { blockHeight, transactionHash } from './validate.js';
+import { ValidatorRef } from './validators.js';
+
+export const BlockRef = builder.objectRef<Block>('Block').implement({
+  description: 'A block of the chain.',
+  fields: (t) => ({
+    height: t.exposeInt('height', { description: 'The block’s height, from 1.' }),
+    hash: t.exposeString('hash', { description: 'The block hash: 0x and 64 hexadecimal characters.' }),
+    blockTime: t.exposeInt('blockTime', { description: 'When the block was made, in Unix seconds.' }),
+    transactionCount: t.exposeInt('transactionCount', {
+      description: 'Transactions (actions) in the block.',
+    }),
+    actionCountComplete: t.exposeBoolean('actionCountComplete', {
+      description: 'Whether transactionCount is final; false while the block may still receive actions.',
+    }),
+    proposer: t.exposeString('proposer', {
+      description: 'The address of the validator that proposed the block, as the chain records it.',
+    }),
+    proposerValidator: t.field({
+      type: ValidatorRef,
+      nullable: true,
+      description:
+        'The proposing validator, matched by operator, consensus or wallet address; null when unknown.',
+      resolve: (b, _args, ctx) => ctx.loaders.validator.load(b.proposer),
+    }),
+  }),
+});
+
+export const TransactionRef = builder.objectRef<Transaction>('Transaction').implement({
+  description: 'A transaction (an action of a block).',
+  fields: (t) => ({
+    hash: t.exposeString('hash', { description: 'The transaction hash: 0x and 64 hexadecimal characters.' }),
+    blockHeight: t.exposeInt('blockHeight', { description: 'Height of the block holding the transaction.' }),
+    blockActionIndex: t.exposeInt('blockActionIndex', {
+      description: 'Position of the transaction in its block, from 0.',
+    }),
+    blockTime: t.exposeInt('blockTime', { description: 'When its block was made, in Unix seconds.' }),
+    initiator: t.exposeString('initiator', { description: 'The address that sent the transaction.' }),
+    type: t.exposeString('type', {
+      description: 'The kind of action, for example "transfer" or "delegate".',
+    }),
+    block: t.field({
+      type: BlockRef,
+      nullable: true,
+      description: 'The block holding the transaction.',
+      resolve: (tx, _args, ctx) => ctx.loaders.block(tx.blockHeight),
+    }),
+  }),
+});
+
+export const AddressRef = builder.objectRef<Address>('Address').implement({
+  description: 'An account or contract address.',
+  fields: (t) => ({
+    address: t.exposeString('address', { description: 'The address: 0x and 40 hexadecimal characters.' }),
+    validator: t.field({
+      type: ValidatorRef,
+      nullable: true,
+      description: 'The validator this address operates, if any.',
+      resolve: (a, _args, ctx) => ctx.loaders.validator.load(a.address),
+    }),
+    delegations: delegationsField(
+      t,
+      (a) => a.address,
+      'The delegations this address holds, one page at a time.',
+    ),
+  }),
+});
+
+builder.queryFields((t) => ({
+  block: t.field({
+    type: BlockRef,
+    nullable: true,
+    description: 'One block by height; null when the chain has no such block.',
+    args: { height: t.arg.int({ required: true, description: 'The block height, from 1.' }) },
+    resolve: (_root, args, ctx) => ctx.loaders.block(blockHeight(args.height)),
+  }),
+  transaction: t.field({
+    type: TransactionRef,
+    nullable: true,
+    description: 'One transaction by hash; null when the chain has no such transaction.',
+    args: {
+      hash: t.arg.string({
+        required: true,
+        description: 'The transaction hash: 0x and 64 hexadecimal characters.',
+      }),
+    },
+    resolve: (_root, args, ctx) => ctx.loaders.transaction(transactionHash(args.hash)),
+  }),
+}));

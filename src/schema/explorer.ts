@@ -1,0 +1,132 @@
+import type { ArgBuilder } from '@pothos/core';
+import type { Context } from '../context.js';
+import { unauthenticated } from '../errors.js';
+import type { Contract, FailedTransaction } from '../upstream/models.js';
+import { builder, type Types } from './builder.js';
+import { pageArgFields, pageOf } from './page.js';
+import { optionalText, pageArgs, text } from './validate.js';
+
+/** Contracts (4.4) and failed transactions (4.5): the explorer's reads, behind a bearer token. */
+
+/** The caller's token, else the server's EXPLORER_TOKEN; without either no explorer call is made. */
+function explorerToken(ctx: Context): string {
+  const token = ctx.callerToken ?? ctx.explorerToken;
+  if (!token) throw unauthenticated('This field needs an `Authorization: Bearer <token>` header.');
+  return token;
+}
+
+const cursorArgs = (arg: ArgBuilder<Types>, description: string) => ({
+  ...pageArgFields(arg),
+  cursor: arg.string({ description }),
+});
+
+const ContractRef = builder.objectRef<Contract>('Contract').implement({
+  description: 'A token or NFT contract known to the explorer. Fields the explorer did not send are null.',
+  fields: (t) => ({
+    address: t.exposeString('address', { nullable: true, description: 'The contract address.' }),
+    symbol: t.exposeString('symbol', {
+      nullable: true,
+      description: 'The token symbol, for example "USDT".',
+    }),
+    name: t.exposeString('name', { nullable: true, description: 'The token or collection name.' }),
+    chainId: t.exposeString('chainId', {
+      nullable: true,
+      description: 'The chain the contract lives on, for example "1".',
+    }),
+    contractType: t.exposeString('contractType', {
+      nullable: true,
+      description: 'The contract standard, for example "ERC20".',
+    }),
+    decimals: t.exposeInt('decimals', { nullable: true, description: 'Decimals of the token’s base unit.' }),
+    totalSupply: t.expose('totalSupply', {
+      type: 'Amount',
+      nullable: true,
+      description: 'Total supply in base units.',
+    }),
+    holders: t.exposeInt('holders', { nullable: true, description: 'Number of holders.' }),
+    verified: t.exposeBoolean('verified', {
+      nullable: true,
+      description: 'Whether the source code is verified.',
+    }),
+    deployer: t.exposeString('deployer', {
+      nullable: true,
+      description: 'The address that deployed the contract.',
+    }),
+    creationTxHash: t.exposeString('creationTxHash', {
+      nullable: true,
+      description: 'The transaction that created it.',
+    }),
+    createdAt: t.exposeString('createdAt', {
+      nullable: true,
+      description: 'When it was created, as the explorer sent it.',
+    }),
+    raw: t.expose('raw', { type: 'JSON', description: 'The item exactly as the explorer sent it.' }),
+  }),
+});
+
+const FailedTransactionRef = builder.objectRef<FailedTransaction>('FailedTransaction').implement({
+  description: 'A transaction that failed. Fields the explorer did not send are null.',
+  fields: (t) => ({
+    hash: t.exposeString('hash', { nullable: true, description: 'The transaction hash.' }),
+    txNumber: t.exposeInt('txNumber', {
+      nullable: true,
+      description: 'The transaction’s sequence number on the chain.',
+    }),
+    blockHeight: t.exposeInt('blockHeight', { nullable: true, description: 'Height of its block.' }),
+    actionIndex: t.exposeInt('actionIndex', {
+      nullable: true,
+      description: 'Position in its block, from 0.',
+    }),
+    blockTime: t.exposeInt('blockTime', {
+      nullable: true,
+      description: 'When its block was made, in Unix seconds.',
+    }),
+    initiator: t.exposeString('initiator', { nullable: true, description: 'The address that sent it.' }),
+    type: t.exposeString('type', { nullable: true, description: 'The kind of action.' }),
+    error: t.exposeString('error', { nullable: true, description: 'Why it failed.' }),
+    gasUsed: t.expose('gasUsed', { type: 'BigInt', nullable: true, description: 'Gas it used.' }),
+    raw: t.expose('raw', { type: 'JSON', description: 'The item exactly as the explorer sent it.' }),
+  }),
+});
+
+const ContractPageRef = pageOf(ContractRef, 'Contract', 'contracts, by address');
+const FailedTransactionPageRef = pageOf(
+  FailedTransactionRef,
+  'FailedTransaction',
+  'failed transactions, newest first',
+);
+
+builder.queryFields((t) => ({
+  contractsBySymbol: t.field({
+    type: ContractPageRef,
+    nullable: true,
+    description:
+      'Contracts with a token symbol, optionally on one chain or of one type. Needs a bearer token.',
+    args: {
+      symbol: t.arg.string({ required: true, description: 'The token symbol, for example "USDT".' }),
+      chainId: t.arg.string({ description: 'Only contracts on this chain.' }),
+      contractType: t.arg.string({ description: 'Only contracts of this standard, for example "ERC20".' }),
+      ...cursorArgs(
+        t.arg,
+        'Continue after this contract address (the last one seen); takes priority over page.',
+      ),
+    },
+    resolve: (_root, args, ctx) => {
+      const query = {
+        symbol: text('symbol', args.symbol),
+        chainId: optionalText('chainId', args.chainId),
+        contractType: optionalText('contractType', args.contractType),
+        ...pageArgs(args),
+      };
+      return ctx.loaders.contracts.load({ query, token: explorerToken(ctx) });
+    },
+  }),
+  failedTransactions: t.field({
+    type: FailedTransactionPageRef,
+    nullable: true,
+    description: 'Transactions that failed in the last 24 hours, newest first. Needs a bearer token.',
+    args: cursorArgs(t.arg, 'Continue after this transaction: its txNumber, or "blockHeight:actionIndex".'),
+    resolve: (_root, args, ctx) =>
+      ctx.loaders.failedTransactions.load({ args: pageArgs(args), token: explorerToken(ctx) }),
+  }),
+}));

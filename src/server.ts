@@ -1,0 +1,66 @@
+/** `npm start`: the gateway on HOST:PORT, on the embedded devnet when no upstream is configured. */
+import { createServer } from 'node:http';
+import { type Config, ConfigError, loadConfig } from './config.js';
+import { type Devnet, startDevnet } from './devnet/index.js';
+import { createGateway } from './gateway.js';
+
+async function main(config: Config): Promise<void> {
+  let devnet: Devnet | null = null;
+  if (!config.upstreams) {
+    devnet = await startDevnet({
+      seed: config.devnet.seed,
+      token: config.devnet.token,
+      ports: config.devnet.ports,
+    });
+  }
+  const gateway = createGateway({
+    ...config,
+    upstreamUrls: config.upstreams ?? (devnet as Devnet).urls,
+    ...(devnet ? { exampleToken: devnet.token } : {}),
+  });
+  const server = createServer(gateway.yoga);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, resolve);
+  });
+
+  const endpoint = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}/graphql`;
+  console.log(
+    `gateway listening on ${endpoint}${config.graphiql ? ' (open it in a browser for GraphiQL)' : ''}`,
+  );
+  if (devnet) {
+    const { scan, explorer, stake } = devnet.urls;
+    console.log(
+      `no upstream configured: running on the embedded devnet (SCAN_URL=${scan} EXPLORER_URL=${explorer} STAKE_URL=${stake})`,
+    );
+    console.log(
+      `devnet token for contractsBySymbol, failedTransactions and updateBuybackRound: Authorization: Bearer ${devnet.token}`,
+    );
+    console.log(
+      `try: curl -s ${endpoint} -H 'content-type: application/json' -d '{"query":"{ validators(pageSize: 3) { nodes { moniker tokens } } }"}'`,
+    );
+  }
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`${signal}: finishing in-flight requests, refusing new ones`);
+    // close() stops accepting and resolves once in-flight requests have finished.
+    server.close(async () => {
+      await gateway.close();
+      await devnet?.close();
+      process.exit(0);
+    });
+    server.closeIdleConnections();
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+}
+
+try {
+  await main(loadConfig());
+} catch (error) {
+  console.error(error instanceof ConfigError ? `configuration error: ${error.message}` : error);
+  process.exit(1);
+}

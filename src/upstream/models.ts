@@ -1,0 +1,196 @@
+/**
+ * The gateway's domain models: what resolvers see. camelCase, typed, REST-free; the mapping from
+ * each upstream's JSON lives beside its client.
+ */
+
+export interface PageInfo {
+  page: number;
+  pageSize: number;
+  /** Lossless: upstreams send the total as a string. */
+  total: string;
+  totalPages: number;
+  hasPreviousPage: boolean;
+  hasNextPage: boolean;
+}
+
+export interface Page<T> {
+  nodes: T[];
+  pageInfo: PageInfo;
+}
+
+export interface PageArgs {
+  page: number;
+  pageSize: number;
+  cursor?: string | null | undefined;
+}
+
+export interface Transaction {
+  hash: string;
+  blockHeight: number;
+  blockActionIndex: number;
+  blockTime: number;
+  initiator: string;
+  type: string;
+}
+
+export interface Block {
+  height: number;
+  hash: string;
+  blockTime: number;
+  transactionCount: number;
+  actionCountComplete: boolean;
+  proposer: string;
+}
+
+export interface Address {
+  address: string;
+}
+
+export type SearchCategory = 'transactions' | 'blocks' | 'addresses';
+export type SearchKind = 'transaction' | 'block' | 'address';
+
+export interface SubmitTarget {
+  kind: SearchKind;
+  hash: string | null;
+  height: number | null;
+  address: string | null;
+}
+
+export interface Suggestions {
+  query: string;
+  transactions: Transaction[];
+  blocks: Block[];
+  addresses: Address[];
+  counts: { transactions: number; blocks: number; addresses: number };
+  selectedCategory: SearchCategory;
+  submitTarget: SubmitTarget | null;
+}
+
+export interface SearchResult {
+  kind: SearchKind;
+  identity: string;
+  matched: string;
+  canonicalUrl: string;
+}
+
+export interface SearchResults {
+  query: string;
+  results: SearchResult[];
+}
+
+export interface Commission {
+  rate: string;
+  maxRate: string;
+  maxChangeRate: string;
+  updateTime: string;
+}
+
+export interface Coin {
+  denom: string;
+  amount: string;
+}
+
+export interface Validator {
+  id: string;
+  moniker: string;
+  operatorAddress: string;
+  consensusAddress: string;
+  jailed: boolean;
+  status: number;
+  tokens: string;
+  delegatorShares: string;
+  description: string;
+  unbondingHeight: string;
+  unbondingTime: string;
+  commission: Commission;
+  proposed: string;
+  signed: string;
+  missed: string;
+  timestamp: string;
+  uptimes: string[];
+  slashingEvents: string[];
+  uptimePercentage: number;
+  imageUrl: string;
+  registrationTime: string;
+  walletAddress: string;
+  delegationCount: string;
+  outstandingRewards: Coin[];
+}
+
+export interface ValidatorStatistics {
+  totalValidators: string;
+  consensusValidators: string;
+  activeValidators: string;
+  totalStakedAmount: string;
+  rewards24h: string;
+  annualizedRewardRate: string;
+  slashingEvents24h: string;
+  timestamp: string;
+}
+
+export interface ValidatorList {
+  validators: Validator[];
+  statistics: ValidatorStatistics;
+}
+
+export interface Delegation {
+  validatorAddress: string;
+  shares: string;
+  balance: Coin;
+}
+
+export interface Contract {
+  address: string | null;
+  symbol: string | null;
+  name: string | null;
+  chainId: string | null;
+  contractType: string | null;
+  decimals: number | null;
+  totalSupply: string | null;
+  holders: number | null;
+  verified: boolean | null;
+  deployer: string | null;
+  creationTxHash: string | null;
+  createdAt: string | null;
+  /** The item exactly as the explorer sent it. */
+  raw: unknown;
+}
+
+export interface FailedTransaction {
+  hash: string | null;
+  txNumber: number | null;
+  blockHeight: number | null;
+  actionIndex: number | null;
+  blockTime: number | null;
+  initiator: string | null;
+  type: string | null;
+  error: string | null;
+  gasUsed: string | null;
+  raw: unknown;
+}
+
+export interface BuybackRound {
+  id: string;
+  roundId: string;
+  startTime: string;
+  endTime: string;
+  status: number;
+  totalSlots: number;
+  bookedSlots: number;
+  minAmount: string;
+  maxAmount: string;
+  totalCollected: string;
+  revenuePool: string;
+  burnTxHash: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface BuybackRoundUpdate {
+  roundId: string;
+  startTime?: string | null | undefined;
+  endTime?: string | null | undefined;
+  totalSlots?: number | null | undefined;
+  minAmount?: string | null | undefined;
+  maxAmount?: string | null | undefined;
+}

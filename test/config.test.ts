@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
+
+describe('loadConfig', () => {
+  it('runs on the devnet with development defaults when no upstream is set', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      host: '127.0.0.1',
+      port: 4000,
+      upstreams: null,
+      upstreamTimeoutMs: 5000,
+      production: false,
+      introspection: true,
+      graphiql: true,
+      fieldSuggestions: true,
+      explorerToken: null,
+    });
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('refuses to start with some upstreams set, naming the missing ones', () => {
+    expect(() => loadConfig({ SCAN_URL: 'http://a' })).toThrow(
+      new ConfigError(
+        'SCAN_URL set but EXPLORER_URL and STAKE_URL missing: set all three upstream URLs, or none to run on the devnet',
+      ),
+    );
+  });
+
+  it('turns introspection, GraphiQL and suggestions off in production, each switchable back on', () => {
+    expect(loadConfig({ NODE_ENV: 'production' })).toMatchObject({
+      introspection: false,
+      graphiql: false,
+      fieldSuggestions: false,
+    });
+    expect(loadConfig({ NODE_ENV: 'production', GRAPHQL_INTROSPECTION: 'true' })).toMatchObject({
+      introspection: true,
+      graphiql: false,
+    });
+  });
+
+  it.each([
+    [{ PORT: 'eighty' }, /PORT must be an integer/],
+    [{ UPSTREAM_TIMEOUT_MS: '0' }, /UPSTREAM_TIMEOUT_MS/],
+    [{ GRAPHIQL: 'maybe' }, /GRAPHIQL must be true or false/],
+    [{ SCAN_URL: 'ftp://x', EXPLORER_URL: 'http://e', STAKE_URL: 'http://s' }, /SCAN_URL must be an http/],
+  ])('rejects %o', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(message);
+  });
+});

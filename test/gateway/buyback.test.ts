@@ -1,0 +1,103 @@
+import { describe, expect, it } from 'vitest';
+import { UpdateBuybackRoundDocument } from '../generated/graphql.js';
+import { useGatewayOnDevnet } from './helpers.js';
+
+const env = useGatewayOnDevnet();
+
+describe('updateBuybackRound', () => {
+  it('sends one PUT with the caller’s token and the REST body, and returns the stored round', async () => {
+    const res = await env.gql(UpdateBuybackRoundDocument, {
+      variables: {
+        input: {
+          roundId: 'round-006',
+          totalSlots: 150,
+          minAmount: '2000000',
+          endTime: '2031-01-01T00:00:00Z',
+        },
+      },
+      token: env.devnet.token,
+    });
+    expect(res.errors).toBeUndefined();
+    const stored = env.devnet.data.rounds.get('round-006');
+    expect(res.data?.updateBuybackRound.round).toEqual({
+      roundId: 'round-006',
+      status: stored?.status,
+      startTime: stored?.start_time,
+      endTime: '2031-01-01T00:00:00Z',
+      totalSlots: 150,
+      bookedSlots: stored?.booked_slots,
+      minAmount: '2000000',
+      maxAmount: stored?.max_amount,
+      updatedAt: stored?.updated_at,
+    });
+    expect(env.devnet.requests).toHaveLength(1);
+    const [put] = env.devnet.requests;
+    expect(put).toMatchObject({ method: 'PUT', path: '/stake/buyback/rounds' });
+    expect(put?.headers.authorization).toBe(`Bearer ${env.devnet.token}`);
+    expect(put?.headers['content-type']).toBe('application/json');
+  });
+
+  it('answers UNAUTHENTICATED without a token, and sends nothing', async () => {
+    const res = await env.gql(UpdateBuybackRoundDocument, { variables: { input: { roundId: 'round-006' } } });
+    expect(res.errors?.[0]?.extensions).toEqual({ code: 'UNAUTHENTICATED' });
+    expect(env.devnet.requests).toHaveLength(0);
+  });
+
+  it('turns an unknown round into BAD_USER_INPUT naming it', async () => {
+    const res = await env.gql(UpdateBuybackRoundDocument, {
+      variables: { input: { roundId: 'round-404' } },
+      token: env.devnet.token,
+    });
+    expect(res.errors?.[0]?.extensions).toEqual({ code: 'BAD_USER_INPUT', upstream: 'stake' });
+    expect(res.errors?.[0]?.message).toContain('round-404');
+  });
+
+  it.each([
+    ['totalSlots 0', { totalSlots: 0 }, 'input.totalSlots'],
+    ['totalSlots negative', { totalSlots: -3 }, 'input.totalSlots'],
+    ['minAmount above maxAmount', { minAmount: '10', maxAmount: '9.5' }, 'input.minAmount'],
+    [
+      'startTime after endTime',
+      { startTime: '2031-01-02T00:00:00Z', endTime: '2031-01-01T00:00:00Z' },
+      'input.startTime',
+    ],
+    [
+      'startTime equal to endTime',
+      { startTime: '2031-01-01T00:00:00Z', endTime: '2031-01-01T00:00:00Z' },
+      'input.startTime',
+    ],
+    ['an empty roundId', { roundId: '' }, 'input.roundId'],
+  ])('rejects %s before any upstream call', async (_label, fields, argument) => {
+    const res = await env.gql(UpdateBuybackRoundDocument, {
+      variables: { input: { roundId: 'round-006', ...fields } },
+      token: env.devnet.token,
+    });
+    expect(res.errors?.[0]?.extensions).toEqual({ code: 'BAD_USER_INPUT', argument });
+    expect(env.devnet.requests).toHaveLength(0);
+  });
+
+  it.each([
+    ['a negative amount', { minAmount: '-1' }],
+    ['an amount in exponent form', { maxAmount: '1e9' }],
+    ['a timestamp that is not RFC 3339', { startTime: 'tomorrow' }],
+    ['slots over int32', { totalSlots: 2 ** 31 }],
+  ])('rejects %s as BAD_USER_INPUT at coercion', async (_label, fields) => {
+    const res = await env.gql(UpdateBuybackRoundDocument, {
+      variables: { input: { roundId: 'round-006', ...fields } },
+      token: env.devnet.token,
+    });
+    expect(res.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect(env.devnet.requests).toHaveLength(0);
+  });
+
+  it('refuses mutations over GET', async () => {
+    const query = encodeURIComponent(
+      'mutation { updateBuybackRound(input: { roundId: "round-006" }) { round { roundId } } }',
+    );
+    const res = await env.gateway.yoga.fetch(`http://gateway.test/graphql?query=${query}`, {
+      headers: { authorization: `Bearer ${env.devnet.token}`, accept: 'application/json' },
+    });
+    expect(res.status).toBe(405);
+    expect(env.devnet.requests).toHaveLength(0);
+  });
+});

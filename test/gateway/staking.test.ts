@@ -1,0 +1,218 @@
+import { describe, expect, it } from 'vitest';
+import { createGateway } from '../../src/gateway.js';
+import { ValidatorCache } from '../../src/loaders.js';
+import type { ValidatorStatistics } from '../../src/upstream/models.js';
+import { DelegatorPortfolioDocument, ValidatorTableDocument } from '../generated/graphql.js';
+import { graphql, testSettings, useGatewayOnDevnet } from './helpers.js';
+
+const env = useGatewayOnDevnet();
+
+const byPower = () =>
+  [...env.devnet.data.validators].sort((a, b) => {
+    const d = BigInt(b.tokens) - BigInt(a.tokens);
+    return d > 0n ? 1 : d < 0n ? -1 : Number(a.id) - Number(b.id);
+  });
+
+describe('validators', () => {
+  it('pages the whole list in the upstream’s order, with camelCase fields and nested commission', async () => {
+    const res = await env.gql(ValidatorTableDocument, { variables: { page: 2, pageSize: 30 } });
+    expect(res.errors).toBeUndefined();
+    const expected = byPower().slice(30, 60);
+    const page = res.data?.validators;
+    expect(page?.pageInfo).toEqual({
+      page: 2,
+      pageSize: 30,
+      total: String(env.devnet.data.validators.length),
+      totalPages: Math.ceil(env.devnet.data.validators.length / 30),
+      hasPreviousPage: true,
+      hasNextPage: true,
+    });
+    expect(page?.nodes.map((v) => v.operatorAddress)).toEqual(expected.map((v) => v.operator_address));
+    const [first] = expected;
+    expect(page?.nodes[0]).toEqual({
+      moniker: first?.moniker,
+      operatorAddress: first?.operator_address,
+      status: first?.status,
+      jailed: first?.jailed,
+      tokens: first?.tokens,
+      delegatorShares: first?.delegator_shares,
+      uptimePercentage: first?.uptime_percentage,
+      delegationCount: first?.delegation_count,
+      imageUrl: first?.image_url,
+      commission: {
+        rate: first?.commission_rate,
+        maxRate: first?.commission_max_rate,
+        maxChangeRate: first?.commission_max_change_rate,
+        updateTime: first?.commission_update_time,
+      },
+    });
+    expect(res.data?.validatorStatistics).toEqual({
+      totalValidators: env.devnet.data.statistics.total_validators,
+      activeValidators: env.devnet.data.statistics.active_validators,
+      totalStakedAmount: env.devnet.data.statistics.total_staked_amount,
+      annualizedRewardRate: env.devnet.data.statistics.annualized_reward_rate,
+    });
+  });
+
+  it('reads the list once per request, all pages of 100 concurrently, whatever needs it', async () => {
+    const operator = env.devnet.data.validators[3]?.operator_address;
+    const res = await env.gql(`{
+      validators(pageSize: 1) { nodes { moniker } }
+      validator(operatorAddress: "${operator}") { moniker }
+      validatorStatistics { totalValidators }
+      block(height: 10) { proposerValidator { moniker } }
+    }`);
+    expect(res.errors).toBeUndefined();
+    const validatorCalls = env.devnet.requests.filter((r) => r.path === '/stake/validators');
+    const pages = Math.ceil(env.devnet.data.validators.length / 100);
+    expect(validatorCalls.map((r) => r.query).sort()).toEqual(
+      Array.from({ length: pages }, (_, i) => `pagination.page=${i + 1}&pagination.page_size=100`).sort(),
+    );
+  });
+
+  it('finds a validator by operator, consensus or wallet address, and answers null for an unknown one', async () => {
+    const v = env.devnet.data.validators[7];
+    for (const address of [v?.operator_address, v?.consensus_address, v?.wallet_address]) {
+      const res = await env.gql(`{ validator(operatorAddress: "${address}") { operatorAddress } }`);
+      expect(res.data?.validator).toEqual({ operatorAddress: v?.operator_address });
+    }
+    const unknown = await env.gql('{ validator(operatorAddress: "stakevaloper1nobody") { moniker } }');
+    expect(unknown.errors).toBeUndefined();
+    expect(unknown.data?.validator).toBeNull();
+  });
+
+  it.each([
+    ['{ validators(page: 0) { nodes { moniker } } }', 'page'],
+    ['{ validators(pageSize: 101) { nodes { moniker } } }', 'pageSize'],
+    ['{ validators(pageSize: 0) { nodes { moniker } } }', 'pageSize'],
+  ])('rejects %s before any upstream call', async (query, argument) => {
+    const res = await env.gql(query);
+    expect(res.errors?.[0]?.extensions).toEqual({ code: 'BAD_USER_INPUT', argument });
+    expect(env.devnet.requests).toHaveLength(0);
+  });
+});
+
+describe('delegations', () => {
+  const richDelegator = () => {
+    for (const [address, list] of env.devnet.data.delegations)
+      if (list.length >= 20) return { address, list };
+    throw new Error('no delegator with 20 delegations');
+  };
+
+  it('joins each delegation to its validator with exactly one delegations call and one validator list read', async () => {
+    const { address, list } = richDelegator();
+    const res = await env.gql(DelegatorPortfolioDocument, {
+      variables: { delegator: address, pageSize: 20 },
+    });
+    expect(res.errors).toBeUndefined();
+    const nodes = res.data?.delegations?.nodes ?? [];
+    expect(nodes).toHaveLength(20);
+    nodes.forEach((node, i) => {
+      const record = list[i];
+      const validator = env.devnet.data.validators.find(
+        (v) => v.operator_address === record?.delegation.validator_address,
+      );
+      expect(node).toEqual({
+        validatorAddress: record?.delegation.validator_address,
+        shares: record?.delegation.shares,
+        balance: record?.balance,
+        validator: {
+          moniker: validator?.moniker,
+          status: validator?.status,
+          jailed: validator?.jailed,
+          commission: { rate: validator?.commission_rate },
+        },
+      });
+    });
+    expect(res.data?.delegations?.pageInfo).toEqual({
+      page: 1,
+      pageSize: 20,
+      total: String(list.length),
+      totalPages: Math.ceil(list.length / 20),
+      hasNextPage: list.length > 20,
+    });
+    const delegationCalls = env.devnet.requests.filter((r) => r.path === '/stake/delegator/delegations');
+    const validatorPages = env.devnet.requests.filter((r) => r.path === '/stake/validators');
+    expect(delegationCalls).toHaveLength(1);
+    expect(new URLSearchParams(delegationCalls[0]?.query).get('delegator_address')).toBe(address);
+    expect(validatorPages).toHaveLength(Math.ceil(env.devnet.data.validators.length / 100));
+    expect(env.devnet.requests).toHaveLength(1 + validatorPages.length);
+  });
+
+  it('passes page, page size and cursor under their REST names', async () => {
+    const { address, list } = richDelegator();
+    const cursor = list[4]?.delegation.validator_address as string;
+    const res = await env.gql(
+      `query($a: String!, $c: String) { delegations(delegatorAddress: $a, page: 3, pageSize: 5, cursor: $c) { pageInfo { page hasPreviousPage } nodes { validatorAddress } } }`,
+      { variables: { a: address, c: cursor } },
+    );
+    expect(res.data?.delegations?.nodes.map((n: { validatorAddress: string }) => n.validatorAddress)).toEqual(
+      list.slice(5, 10).map((d) => d.delegation.validator_address),
+    );
+    const query = new URLSearchParams(env.devnet.requests[0]?.query);
+    expect(Object.fromEntries(query)).toEqual({
+      delegator_address: address,
+      'pagination.page': '3',
+      'pagination.page_size': '5',
+      'pagination.cursor': cursor,
+    });
+  });
+
+  it('rejects an empty or oversized delegator address before any upstream call', async () => {
+    for (const a of ['', 'x'.repeat(129)]) {
+      const res = await env.gql(
+        'query($a: String!) { delegations(delegatorAddress: $a) { nodes { shares } } }',
+        {
+          variables: { a },
+        },
+      );
+      expect(res.errors?.[0]?.extensions).toEqual({ code: 'BAD_USER_INPUT', argument: 'delegatorAddress' });
+    }
+    expect(env.devnet.requests).toHaveLength(0);
+  });
+});
+
+describe('shared validator cache', () => {
+  it('lets a warm gateway answer the portfolio with the delegations call alone', async () => {
+    const gateway = createGateway({
+      ...testSettings({ validatorCacheTtlMs: 60_000 }),
+      upstreamUrls: env.devnet.urls,
+    });
+    try {
+      const [address] = [...env.devnet.data.delegations.keys()];
+      const run = () => graphql(gateway, DelegatorPortfolioDocument, { variables: { delegator: address } });
+      const cold = await run();
+      const coldCalls = env.devnet.requests.length;
+      env.devnet.resetRecords();
+      const warm = await run();
+      expect(warm.data).toEqual(cold.data);
+      expect(coldCalls).toBe(1 + Math.ceil(env.devnet.data.validators.length / 100));
+      expect(env.devnet.requests.map((r) => r.path)).toEqual(['/stake/delegator/delegations']);
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it('shares one fetch among concurrent misses, expires after its TTL and never keeps a failure', async () => {
+    let now = 0;
+    const cache = new ValidatorCache(5_000, () => now);
+    let fetches = 0;
+    let fail = false;
+    const fetch = async () => {
+      fetches++;
+      if (fail) throw new Error('upstream down');
+      return { validators: [], statistics: {} as ValidatorStatistics };
+    };
+    await Promise.all([cache.get(fetch), cache.get(fetch), cache.get(fetch)]);
+    expect(fetches).toBe(1);
+    now = 4_999;
+    await cache.get(fetch);
+    expect(fetches).toBe(1);
+    now = 5_001;
+    fail = true;
+    await expect(cache.get(fetch)).rejects.toThrow('upstream down');
+    fail = false;
+    await cache.get(fetch);
+    expect(fetches).toBe(3);
+  });
+});

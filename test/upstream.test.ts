@@ -1,0 +1,128 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { UpstreamError } from '../src/errors.js';
+import { buildPath, UpstreamHttp } from '../src/upstream/http.js';
+
+/** Purpose-built upstreams on 127.0.0.1 that misbehave on cue, and count what reaches them. */
+const servers: Server[] = [];
+const clients: UpstreamHttp[] = [];
+
+async function upstream(handler: (req: IncomingMessage, res: ServerResponse, n: number) => void) {
+  let n = 0;
+  const requests: { method: string; url: string }[] = [];
+  const server = createServer((req, res) => {
+    requests.push({ method: req.method ?? '', url: req.url ?? '' });
+    handler(req, res, n++);
+  });
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const http = new UpstreamHttp({
+    name: 'stake',
+    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    timeoutMs: 500,
+    connections: 4,
+    maxResponseBytes: 1024 * 1024,
+  });
+  clients.push(http);
+  return { http, requests };
+}
+
+const json = (res: ServerResponse, status: number, body: unknown) => {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(body));
+};
+
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((c) => c.close()));
+  for (const s of servers.splice(0)) {
+    s.closeAllConnections();
+    s.close();
+  }
+});
+
+const failure = async (promise: Promise<unknown>) => {
+  const error = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(UpstreamError);
+  return error as UpstreamError;
+};
+
+describe('UpstreamHttp', () => {
+  it('encodes every query value so that nothing can change the path', () => {
+    expect(
+      buildPath('/api/v1/search', {
+        q: '../../admin?x=1#frag\r\n%2F',
+        'pagination.page': 2,
+        skip: undefined,
+      }),
+    ).toBe('/api/v1/search?q=..%2F..%2Fadmin%3Fx%3D1%23frag%0D%0A%252F&pagination.page=2');
+  });
+
+  it('retries a GET once after a 503, then succeeds', async () => {
+    const { http, requests } = await upstream((_req, res, n) =>
+      n === 0 ? json(res, 503, {}) : json(res, 200, { ok: true }),
+    );
+    await expect(http.get('/x')).resolves.toEqual({ status: 200, body: { ok: true } });
+    expect(requests).toHaveLength(2);
+  });
+
+  it('gives up after one retry', async () => {
+    const { http, requests } = await upstream((_req, res) => json(res, 503, { code: 503, message: 'down' }));
+    const error = await failure(http.get('/x'));
+    expect(error.extensions).toEqual({ code: 'UPSTREAM_ERROR', upstream: 'stake' });
+    expect(requests).toHaveLength(2);
+  });
+
+  it('never retries a PUT', async () => {
+    const { http, requests } = await upstream((_req, res) => json(res, 503, {}));
+    await failure(http.put('/x', { a: 1 }));
+    expect(requests).toEqual([{ method: 'PUT', url: '/x' }]);
+  });
+
+  it('retries a GET once after a reset connection', async () => {
+    const { http, requests } = await upstream((req, res, n) =>
+      n === 0 ? req.socket.destroy() : json(res, 200, [1]),
+    );
+    await expect(http.get('/x')).resolves.toEqual({ status: 200, body: [1] });
+    expect(requests).toHaveLength(2);
+  });
+
+  it('times out a hanging upstream with UPSTREAM_TIMEOUT', async () => {
+    const { http } = await upstream(() => {});
+    const error = await failure(http.get('/x'));
+    expect(error.extensions).toEqual({ code: 'UPSTREAM_TIMEOUT', upstream: 'stake' });
+  });
+
+  it('refuses a body over the size cap', async () => {
+    const { http } = await upstream((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(`"${'x'.repeat(2 * 1024 * 1024)}"`);
+    });
+    const error = await failure(http.get('/x'));
+    expect(error.extensions.code).toBe('UPSTREAM_ERROR');
+  });
+
+  it('treats a 2xx body that is not JSON as UPSTREAM_ERROR', async () => {
+    const { http } = await upstream((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end('<html>oops</html>');
+    });
+    const error = await failure(http.get('/x'));
+    expect(error.extensions.code).toBe('UPSTREAM_ERROR');
+    expect(error.message).not.toContain('oops');
+  });
+
+  it('stops the upstream call when the caller aborts', async () => {
+    let closed = false;
+    const { http } = await upstream((req) => req.socket.on('close', () => (closed = true)));
+    const caller = new AbortController();
+    const call = http.get('/x', { signal: caller.signal });
+    setTimeout(() => caller.abort(new Error('client went away')), 50);
+    await expect(call).rejects.toThrow('client went away');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(closed).toBe(true);
+  });
+});
