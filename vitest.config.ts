@@ -9,6 +9,7 @@ export default defineConfig({
   resolve: { alias: { graphql: require.resolve('graphql') } },
   test: {
     include: ['test/**/*.test.ts'],
+    reporters: ['default', './test/summary-reporter.ts'],
     testTimeout: 20_000,
     hookTimeout: 30_000,
     pool: 'forks',

@@ -1,0 +1,18 @@
+import type { Reporter, TestModule } from 'vitest/node';
+
+/** Ends the run with one plain line, `vitest: N passed, N failed[, N skipped]`, for CI readers. */
+export default class SummaryReporter implements Reporter {
+  onTestRunEnd(testModules: ReadonlyArray<TestModule>): void {
+    const counts = { passed: 0, failed: 0, skipped: 0 };
+    for (const module of testModules) {
+      for (const test of module.children.allTests()) {
+        const state = test.result().state;
+        if (state === 'passed') counts.passed++;
+        else if (state === 'failed') counts.failed++;
+        else counts.skipped++;
+      }
+    }
+    const skipped = counts.skipped > 0 ? `, ${counts.skipped} skipped` : '';
+    process.stdout.write(`\nvitest: ${counts.passed} passed, ${counts.failed} failed${skipped}\n`);
+  }
+}
