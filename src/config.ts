@@ -25,8 +25,12 @@ export interface Config {
   /** null: no upstream configured, the gateway runs on the embedded devnet. */
   upstreams: Upstreams | null;
   upstreamTimeoutMs: number;
-  /** Connections kept per upstream origin. */
+  /** Connections kept per upstream origin: also its cap on calls in flight. */
   upstreamConnections: number;
+  /** Consecutive upstream failures that open its circuit. */
+  circuitFailureThreshold: number;
+  /** How long an open circuit waits before a trial call. */
+  circuitHalfOpenMs: number;
   production: boolean;
   introspection: boolean;
   graphiql: boolean;
@@ -106,6 +110,8 @@ export function loadConfig(env: Env = process.env): Config {
           }),
     upstreamTimeoutMs: int(env, 'UPSTREAM_TIMEOUT_MS', 5_000, 1, 600_000),
     upstreamConnections: int(env, 'UPSTREAM_CONNECTIONS', 32, 1, 1_024),
+    circuitFailureThreshold: int(env, 'CIRCUIT_FAILURE_THRESHOLD', 5, 1, 1_000),
+    circuitHalfOpenMs: int(env, 'CIRCUIT_HALF_OPEN_MS', 10_000, 1, 3_600_000),
     production,
     introspection: bool(env, 'GRAPHQL_INTROSPECTION', !production),
     graphiql: bool(env, 'GRAPHIQL', !production),

@@ -14,6 +14,8 @@ export type GatewaySettings = Pick<
   Config,
   | 'upstreamTimeoutMs'
   | 'upstreamConnections'
+  | 'circuitFailureThreshold'
+  | 'circuitHalfOpenMs'
   | 'introspection'
   | 'graphiql'
   | 'fieldSuggestions'
@@ -86,6 +88,10 @@ export function createGateway(options: GatewayOptions): Gateway {
     urls: options.upstreamUrls,
     timeoutMs: options.upstreamTimeoutMs,
     connections: options.upstreamConnections,
+    resilience: {
+      failureThreshold: options.circuitFailureThreshold,
+      halfOpenAfterMs: options.circuitHalfOpenMs,
+    },
   });
   const validatorCache = new ValidatorCache(options.validatorCacheTtlMs);
 

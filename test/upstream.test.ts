@@ -2,13 +2,16 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { UpstreamError } from '../src/errors.js';
-import { buildPath, UpstreamHttp } from '../src/upstream/http.js';
+import { buildPath, UpstreamHttp, type UpstreamHttpOptions } from '../src/upstream/http.js';
 
 /** Purpose-built upstreams on 127.0.0.1 that misbehave on cue, and count what reaches them. */
 const servers: Server[] = [];
 const clients: UpstreamHttp[] = [];
 
-async function upstream(handler: (req: IncomingMessage, res: ServerResponse, n: number) => void) {
+async function upstream(
+  handler: (req: IncomingMessage, res: ServerResponse, n: number) => void,
+  options: Partial<UpstreamHttpOptions> = {},
+) {
   let n = 0;
   const requests: { method: string; url: string }[] = [];
   const server = createServer((req, res) => {
@@ -23,6 +26,7 @@ async function upstream(handler: (req: IncomingMessage, res: ServerResponse, n: 
     timeoutMs: 500,
     connections: 4,
     maxResponseBytes: 1024 * 1024,
+    ...options,
   });
   clients.push(http);
   return { http, requests };
@@ -124,5 +128,45 @@ describe('UpstreamHttp', () => {
     await expect(call).rejects.toThrow('client went away');
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(closed).toBe(true);
+  });
+
+  it('opens the circuit after consecutive failures, fails fast while open, and recovers through a trial call', async () => {
+    let healthy = false;
+    const { http, requests } = await upstream(
+      (_req, res) => json(res, healthy ? 200 : 500, { ok: healthy }),
+      {
+        resilience: { failureThreshold: 3, halfOpenAfterMs: 150 },
+      },
+    );
+    for (let i = 0; i < 3; i++)
+      expect((await failure(http.get('/x'))).extensions.code).toBe('UPSTREAM_ERROR');
+    expect(http.circuit).toBe('open');
+    const fast = await failure(http.get('/x'));
+    expect(fast.extensions).toEqual({ code: 'UPSTREAM_UNAVAILABLE', upstream: 'stake' });
+    expect(requests).toHaveLength(3);
+    healthy = true;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await expect(http.get('/x')).resolves.toEqual({ status: 200, body: { ok: true } });
+    expect(http.circuit).toBe('closed');
+    expect(requests).toHaveLength(4);
+  });
+
+  it('does not count 4xx answers or caller aborts against the circuit', async () => {
+    const { http } = await upstream((_req, res) => json(res, 404, {}), {
+      resilience: { failureThreshold: 2, halfOpenAfterMs: 10_000 },
+    });
+    for (let i = 0; i < 5; i++) await failure(http.get('/x'));
+    expect(http.circuit).toBe('closed');
+  });
+
+  it('caps calls in flight and refuses beyond its queue instead of piling up', async () => {
+    const { http, requests } = await upstream(() => {}, { connections: 2, timeoutMs: 300 });
+    const calls = Array.from({ length: 2 + 16 + 3 }, () =>
+      http.get('/x').catch((e: UpstreamError) => e.extensions.code),
+    );
+    const codes = await Promise.all(calls);
+    expect(codes.filter((c) => c === 'UPSTREAM_UNAVAILABLE')).toHaveLength(3);
+    expect(codes.filter((c) => c === 'UPSTREAM_TIMEOUT')).toHaveLength(18);
+    expect(requests.length).toBeLessThanOrEqual(2);
   });
 });

@@ -1,20 +1,48 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  BrokenCircuitError,
+  BulkheadRejectedError,
+  bulkhead,
+  CircuitState,
+  ConsecutiveBreaker,
+  circuitBreaker,
+  ExponentialBackoff,
+  handleWhen,
+  type IPolicy,
+  retry,
+  wrap,
+} from 'cockatiel';
 import { Pool } from 'undici';
 import { type ErrorCode, UpstreamError, type UpstreamName } from '../errors.js';
 
 /**
- * HTTP to one upstream origin: a keep-alive undici Pool with a connection cap, one time budget per
- * call (connect + headers + body), a response size cap, the caller's abort signal, one jittered
- * retry of a GET after a connection failure or a 503, and every failure mapped to a contract code.
+ * HTTP to one upstream origin. A keep-alive undici Pool with a connection cap, and around each call
+ * (cockatiel policies, outermost first):
+ * - one retry of a GET after a connection failure or a 503, with a decorrelated-jitter delay;
+ * - a circuit breaker that opens after consecutive failures (timeouts, refused or reset
+ *   connections, 5xx, bodies that are not JSON), fails fast while open, and half-opens to recover;
+ * - a bulkhead: at most `connections` calls in flight and a bounded queue, so that a slow upstream
+ *   piles up its own callers only, never another upstream's;
+ * all inside one time budget per call (queueing, connect, headers, body and the retry), with a
+ * response size cap and the caller's abort signal. Every failure becomes an UpstreamError coded
+ * per contract.md.
  */
+
+export interface ResilienceOptions {
+  /** Consecutive failures that open the circuit. */
+  failureThreshold: number;
+  /** How long the circuit stays open before one trial call. */
+  halfOpenAfterMs: number;
+}
 
 export interface UpstreamHttpOptions {
   name: UpstreamName;
   baseUrl: string;
   /** The whole budget of one call, retry included. */
   timeoutMs: number;
+  /** Connections to the origin, which is also the number of calls in flight. */
   connections: number;
   maxResponseBytes?: number;
+  resilience?: ResilienceOptions;
 }
 
 export type QueryValue = string | number | null | undefined;
@@ -33,7 +61,13 @@ export interface UpstreamResponse {
   body: unknown;
 }
 
-const RETRYABLE_CODES = new Set([
+export const DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
+export const DEFAULT_RESILIENCE: ResilienceOptions = { failureThreshold: 5, halfOpenAfterMs: 10_000 };
+/** Calls that may wait for a free connection, per connection, before the bulkhead refuses more. */
+const QUEUE_PER_CONNECTION = 8;
+
+/** Socket-level failures: nobody answered, so a GET may safely be tried once more. */
+const CONNECTION_FAILURES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
   'EPIPE',
@@ -41,7 +75,12 @@ const RETRYABLE_CODES = new Set([
   'UND_ERR_CLOSED',
   'UND_ERR_CONNECT_TIMEOUT',
 ]);
-export const DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
+
+/** An UpstreamError that says whether the call may be retried and whether it counts against the circuit. */
+class CallError extends UpstreamError {
+  retryable = false;
+  breaksCircuit = false;
+}
 
 /** Builds `path?name=value&…` with every name and value percent-encoded: a value can never alter the path. */
 export function buildPath(path: string, query: Record<string, QueryValue> = {}): string {
@@ -56,9 +95,19 @@ export function buildPath(path: string, query: Record<string, QueryValue> = {}):
 /** The contract code of a transport failure, from its Node or undici error code. */
 function classify(code: string): ErrorCode {
   if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return 'UPSTREAM_TIMEOUT';
-  // Socket-level failures (ECONNREFUSED, ECONNRESET, EHOSTUNREACH, UND_ERR_SOCKET, …): nobody answered.
-  if (/^E[A-Z]+$/.test(code) || RETRYABLE_CODES.has(code)) return 'UPSTREAM_UNAVAILABLE';
+  if (/^E[A-Z]+$/.test(code) || CONNECTION_FAILURES.has(code)) return 'UPSTREAM_UNAVAILABLE';
   return 'UPSTREAM_ERROR';
+}
+
+/** The abort reason of a call whose time budget ran out. */
+const TIMED_OUT = Symbol('upstream call timed out');
+
+/** Rejects with the signal's reason when it aborts. */
+function aborted(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    else signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+  });
 }
 
 export class UpstreamHttp {
@@ -66,9 +115,13 @@ export class UpstreamHttp {
   private readonly pool: Pool;
   private readonly basePath: string;
   private readonly timeoutMs: number;
+  private readonly breaker;
+  private readonly readPolicy: IPolicy;
+  private readonly writePolicy: IPolicy;
 
   constructor(options: UpstreamHttpOptions) {
     const url = new URL(options.baseUrl);
+    const resilience = options.resilience ?? DEFAULT_RESILIENCE;
     this.name = options.name;
     this.timeoutMs = options.timeoutMs;
     this.basePath = url.pathname.replace(/\/+$/, '');
@@ -81,104 +134,152 @@ export class UpstreamHttp {
       bodyTimeout: options.timeoutMs,
       maxResponseSize: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
     });
+    this.breaker = circuitBreaker(
+      handleWhen((e) => e instanceof CallError && e.breaksCircuit),
+      {
+        halfOpenAfter: resilience.halfOpenAfterMs,
+        breaker: new ConsecutiveBreaker(resilience.failureThreshold),
+      },
+    );
+    const limit = bulkhead(options.connections, options.connections * QUEUE_PER_CONNECTION);
+    const retryOnce = retry(
+      handleWhen((e) => e instanceof CallError && e.retryable),
+      { maxAttempts: 1, backoff: new ExponentialBackoff({ initialDelay: 50, maxDelay: 150 }) },
+    );
+    this.readPolicy = wrap(retryOnce, this.breaker, limit);
+    this.writePolicy = wrap(this.breaker, limit);
+  }
+
+  /** closed, open or half-open: for readiness and metrics. */
+  get circuit(): 'closed' | 'open' | 'half-open' {
+    const state = this.breaker.state;
+    return state === CircuitState.Closed ? 'closed' : state === CircuitState.HalfOpen ? 'half-open' : 'open';
   }
 
   get(path: string, options: CallOptions = {}): Promise<UpstreamResponse> {
-    return this.call('GET', path, undefined, options, true);
+    return this.call('GET', path, undefined, options);
   }
 
   /** Never retried: a write reaches the upstream at most once. */
   put(path: string, body: unknown, options: CallOptions = {}): Promise<UpstreamResponse> {
-    return this.call('PUT', path, JSON.stringify(body), options, false);
+    return this.call('PUT', path, JSON.stringify(body), options);
   }
 
   close(): Promise<void> {
     return this.pool.close();
   }
 
-  private async call(
-    method: 'GET' | 'PUT',
-    path: string,
-    body: string | undefined,
-    options: CallOptions,
-    retry: boolean,
-  ): Promise<UpstreamResponse> {
-    const deadline = AbortSignal.timeout(this.timeoutMs);
-    const signal = options.signal ? AbortSignal.any([deadline, options.signal]) : deadline;
-    const fullPath = this.basePath + buildPath(path, options.query);
-    const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
-    if (body !== undefined) headers['content-type'] = 'application/json';
-
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const res = await this.pool.request({ method, path: fullPath, headers, body, signal });
-        if (retry && attempt === 0 && res.statusCode === 503) {
-          await res.body.dump();
-          await this.backoff(signal);
-          continue;
-        }
-        const text = await res.body.text();
-        return this.interpret(res.statusCode, text, options);
-      } catch (error) {
-        if (error instanceof UpstreamError) throw error;
-        if (options.signal?.aborted) throw options.signal.reason ?? error;
-        if (deadline.aborted) {
-          throw new UpstreamError(
-            this.name,
-            'UPSTREAM_TIMEOUT',
-            `${method} ${path}: no answer in ${this.timeoutMs} ms`,
-          );
-        }
-        const code = (error as { code?: string }).code ?? '';
-        if (retry && attempt === 0 && RETRYABLE_CODES.has(code)) {
-          await this.backoff(signal);
-          continue;
-        }
-        if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') {
-          throw new UpstreamError(
-            this.name,
-            'UPSTREAM_ERROR',
-            `${method} ${path}: response over the size cap`,
-          );
-        }
+  private async call(method: 'GET' | 'PUT', path: string, body: string | undefined, options: CallOptions) {
+    // One controller for the call: aborted by its time budget or by the caller, whichever comes
+    // first. A plain timer, cleared on completion, keeps nothing alive after the call.
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(TIMED_OUT), this.timeoutMs);
+    const caller = options.signal;
+    const onCallerAbort = () => controller.abort(caller?.reason);
+    if (caller?.aborted) onCallerAbort();
+    else caller?.addEventListener('abort', onCallerAbort, { once: true });
+    const request = {
+      method,
+      path: this.basePath + buildPath(path, options.query),
+      headers: {
+        accept: 'application/json',
+        ...options.headers,
+        ...(body ? { 'content-type': 'application/json' } : {}),
+      },
+      body,
+    };
+    const policy = method === 'GET' ? this.readPolicy : this.writePolicy;
+    try {
+      // The signal is not handed to cockatiel: a queued call that it cancels never frees its place in
+      // the bulkhead queue. A call whose budget runs out while queued is answered here at once, and
+      // leaves the queue as soon as it reaches the front (its request aborts immediately).
+      return await Promise.race([
+        policy.execute(() => this.attempt(request, controller.signal, options)),
+        aborted(controller.signal),
+      ]);
+    } catch (error) {
+      if (error instanceof UpstreamError) throw error;
+      if (controller.signal.reason === TIMED_OUT) throw this.timeout(method, path);
+      if (caller?.aborted) throw caller.reason;
+      if (error instanceof BrokenCircuitError) {
+        throw new UpstreamError(this.name, 'UPSTREAM_UNAVAILABLE', `${method} ${path}: circuit open`);
+      }
+      if (error instanceof BulkheadRejectedError) {
         throw new UpstreamError(
           this.name,
-          classify(code),
-          `${method} ${path}: ${code || (error as Error).message}`,
+          'UPSTREAM_UNAVAILABLE',
+          `${method} ${path}: too many calls in flight`,
         );
       }
+      throw error;
+    } finally {
+      clearTimeout(timer);
+      caller?.removeEventListener('abort', onCallerAbort);
     }
   }
 
-  private async backoff(signal: AbortSignal): Promise<void> {
-    // 50–150 ms: enough for a restarting upstream, jittered so that retries do not arrive in lockstep.
-    await sleep(50 + Math.random() * 100, undefined, { signal }).catch(() => {});
-    if (signal.aborted) throw signal.reason;
+  private timeout(method: string, path: string): CallError {
+    const error = new CallError(
+      this.name,
+      'UPSTREAM_TIMEOUT',
+      `${method} ${path}: no answer in ${this.timeoutMs} ms`,
+    );
+    error.breaksCircuit = true;
+    return error;
+  }
+
+  private async attempt(
+    request: { method: string; path: string; headers: Record<string, string>; body: string | undefined },
+    signal: AbortSignal,
+    options: CallOptions,
+  ): Promise<UpstreamResponse> {
+    let status: number;
+    let text: string;
+    try {
+      const res = await this.pool.request({ ...request, method: request.method as 'GET' | 'PUT', signal });
+      status = res.statusCode;
+      text = await res.body.text();
+    } catch (error) {
+      if (signal.reason === TIMED_OUT) throw this.timeout(request.method, request.path);
+      if (signal.aborted) throw signal.reason ?? error;
+      const code = (error as { code?: string }).code ?? '';
+      const failure = new CallError(
+        this.name,
+        code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE' ? 'UPSTREAM_ERROR' : classify(code),
+        `${request.method} ${request.path}: ${code || (error as Error).message}`,
+      );
+      failure.retryable = CONNECTION_FAILURES.has(code);
+      failure.breaksCircuit = true;
+      throw failure;
+    }
+    return this.interpret(status, text, options);
   }
 
   private interpret(status: number, text: string, options: CallOptions): UpstreamResponse {
     let body: unknown;
+    let json = true;
     try {
       body = JSON.parse(text);
     } catch {
-      if (status >= 200 && status < 300) {
-        throw new UpstreamError(this.name, 'UPSTREAM_ERROR', `status ${status} with a body that is not JSON`);
-      }
+      json = false;
     }
-    if (status < 200 || status >= 300) {
-      const mapped =
-        options.statusError?.(status) ??
-        (status === 401 || status === 403 ? { code: 'UNAUTHENTICATED' as const } : undefined);
-      const upstreamMessage =
-        typeof body === 'object' && body !== null ? JSON.stringify(body).slice(0, 300) : '';
-      throw new UpstreamError(
+    if (status >= 200 && status < 300) {
+      if (json) return { status, body };
+      const error = new CallError(
         this.name,
-        mapped?.code ?? 'UPSTREAM_ERROR',
-        `status ${status} ${upstreamMessage}`,
-        mapped?.message,
-        status,
+        'UPSTREAM_ERROR',
+        `status ${status} with a body that is not JSON`,
       );
+      error.breaksCircuit = true;
+      throw error;
     }
-    return { status, body };
+    const mapped =
+      options.statusError?.(status) ??
+      (status === 401 || status === 403 ? { code: 'UNAUTHENTICATED' as const } : undefined);
+    const detail = `status ${status} ${json ? JSON.stringify(body).slice(0, 300) : ''}`;
+    const error = new CallError(this.name, mapped?.code ?? 'UPSTREAM_ERROR', detail, mapped?.message, status);
+    error.retryable = status === 503;
+    error.breaksCircuit = status >= 500;
+    throw error;
   }
 }

@@ -1,6 +1,6 @@
 import type { UpstreamName } from '../errors.js';
 import { ExplorerClient } from './explorer/client.js';
-import { UpstreamHttp } from './http.js';
+import { type ResilienceOptions, UpstreamHttp } from './http.js';
 import { ScanClient } from './scan/client.js';
 import { StakeClient } from './stake/client.js';
 
@@ -8,12 +8,15 @@ export interface UpstreamSettings {
   urls: Record<UpstreamName, string>;
   timeoutMs: number;
   connections: number;
+  resilience: ResilienceOptions;
 }
 
 export interface Upstreams {
   scan: ScanClient;
   explorer: ExplorerClient;
   stake: StakeClient;
+  /** Each upstream's circuit: closed, open or half-open. */
+  circuits(): Record<UpstreamName, UpstreamHttp['circuit']>;
   /** Whether each upstream answers HTTP at all (any status below 500), for readiness. */
   ping(): Promise<Record<UpstreamName, boolean>>;
   close(): Promise<void>;
@@ -27,26 +30,15 @@ const PING_PATHS: Record<UpstreamName, string> = {
 };
 
 export function createUpstreams(settings: UpstreamSettings): Upstreams {
-  const http = {
-    scan: new UpstreamHttp({
-      name: 'scan',
-      baseUrl: settings.urls.scan,
+  const connect = (name: UpstreamName) =>
+    new UpstreamHttp({
+      name,
+      baseUrl: settings.urls[name],
       timeoutMs: settings.timeoutMs,
       connections: settings.connections,
-    }),
-    explorer: new UpstreamHttp({
-      name: 'explorer',
-      baseUrl: settings.urls.explorer,
-      timeoutMs: settings.timeoutMs,
-      connections: settings.connections,
-    }),
-    stake: new UpstreamHttp({
-      name: 'stake',
-      baseUrl: settings.urls.stake,
-      timeoutMs: settings.timeoutMs,
-      connections: settings.connections,
-    }),
-  };
+      resilience: settings.resilience,
+    });
+  const http = { scan: connect('scan'), explorer: connect('explorer'), stake: connect('stake') };
   const ping = async (name: UpstreamName) => {
     try {
       await http[name].get(PING_PATHS[name]);
@@ -60,6 +52,7 @@ export function createUpstreams(settings: UpstreamSettings): Upstreams {
     scan: new ScanClient(http.scan),
     explorer: new ExplorerClient(http.explorer),
     stake: new StakeClient(http.stake),
+    circuits: () => ({ scan: http.scan.circuit, explorer: http.explorer.circuit, stake: http.stake.circuit }),
     async ping() {
       const [scan, explorer, stake] = await Promise.all([ping('scan'), ping('explorer'), ping('stake')]);
       return { scan, explorer, stake };
