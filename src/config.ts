@@ -39,7 +39,23 @@ export interface Config {
   explorerToken: string | null;
   /** How long the public validator list may be reused across requests; 0 turns the cache off. */
   validatorCacheTtlMs: number;
+  limits: Limits;
   devnet: DevnetConfig;
+}
+
+/** What one GraphQL request may ask for; everything beyond is refused before any upstream call. */
+export interface Limits {
+  /** Request body size in bytes (413 beyond). */
+  requestBytes: number;
+  depth: number;
+  aliases: number;
+  tokens: number;
+  directives: number;
+  rootFields: number;
+  /** Query cost: fields that call an upstream cost 10, paged fields multiply by pageSize. */
+  complexity: number;
+  /** Operations per batched JSON array; 0 refuses batches. */
+  batch: number;
 }
 
 function int(env: Env, name: string, fallback: number, min: number, max: number): number {
@@ -118,6 +134,16 @@ export function loadConfig(env: Env = process.env): Config {
     fieldSuggestions: bool(env, 'GRAPHQL_FIELD_SUGGESTIONS', !production),
     explorerToken: env.EXPLORER_TOKEN || null,
     validatorCacheTtlMs: int(env, 'VALIDATOR_CACHE_TTL_MS', 5_000, 0, 3_600_000),
+    limits: Object.freeze({
+      requestBytes: int(env, 'MAX_REQUEST_BYTES', 1_000_000, 1_000, 100_000_000),
+      depth: int(env, 'MAX_DEPTH', 10, 1, 100),
+      aliases: int(env, 'MAX_ALIASES', 15, 0, 1_000),
+      tokens: int(env, 'MAX_TOKENS', 1_000, 10, 100_000),
+      directives: int(env, 'MAX_DIRECTIVES', 10, 0, 1_000),
+      rootFields: int(env, 'MAX_ROOT_FIELDS', 10, 1, 1_000),
+      complexity: int(env, 'MAX_COMPLEXITY', 3_000, 1, 10_000_000),
+      batch: int(env, 'BATCH_LIMIT', 0, 0, 100),
+    }),
     devnet: loadDevnetConfig(env),
   });
 }

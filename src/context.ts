@@ -7,6 +7,8 @@ export interface Context {
   /** Server-side token for explorer reads when the caller sends none (EXPLORER_TOKEN). */
   explorerToken: string | null;
   loaders: Loaders;
+  /** The highest query cost this request may have. */
+  maxComplexity: number;
 }
 
 /** The token of an `Authorization: Bearer <token>` header; null for no header or another scheme. */

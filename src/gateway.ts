@@ -1,4 +1,4 @@
-import { blockFieldSuggestionsPlugin } from '@escape.tech/graphql-armor-block-field-suggestions';
+import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspection';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { GraphQLError } from 'graphql';
@@ -6,6 +6,7 @@ import { createYoga, maskError, type Plugin, type YogaServerInstance } from 'gra
 import type { Config } from './config.js';
 import { bearerToken, type Context } from './context.js';
 import type { UpstreamName } from './errors.js';
+import { limitPlugins } from './limits.js';
 import { createLoaders, ValidatorCache } from './loaders.js';
 import { schema } from './schema/index.js';
 import { createUpstreams, type Upstreams } from './upstream/index.js';
@@ -21,6 +22,7 @@ export type GatewaySettings = Pick<
   | 'fieldSuggestions'
   | 'explorerToken'
   | 'validatorCacheTtlMs'
+  | 'limits'
 >;
 
 export interface GatewayOptions extends GatewaySettings {
@@ -70,17 +72,41 @@ function useHealth(upstreams: Upstreams): Plugin {
   };
 }
 
+/** The same error with `extensions.code` set to BAD_USER_INPUT, unless it already has a code. */
+function asUserInputError(error: GraphQLError): GraphQLError {
+  if (error.extensions.code !== undefined) return error;
+  return new GraphQLError(error.message, {
+    nodes: error.nodes,
+    source: error.source,
+    positions: error.positions,
+    extensions: { ...error.extensions, code: 'BAD_USER_INPUT' },
+  });
+}
+
 /**
  * Pinned error masking: whatever NODE_ENV says, an unexpected error reaches the client as a bare
  * INTERNAL_SERVER_ERROR, never with its message, stack or cause. Errors raised before any field
  * runs (variable values that do not coerce, such as an Int over 2^31) are the caller's input.
  */
 function maskGatewayError(error: unknown, message: string): Error {
-  if (error instanceof GraphQLError && !error.path && error.extensions.code === undefined) {
-    return new GraphQLError(error.message, { nodes: error.nodes, extensions: { code: 'BAD_USER_INPUT' } });
-  }
+  if (error instanceof GraphQLError && !error.path && !error.originalError) return asUserInputError(error);
   return maskError(error, message, false);
 }
+
+/** Syntax and validation errors are the caller's input too: BAD_USER_INPUT, the contract's code for them. */
+const useUserInputCodes: Plugin = {
+  onParse:
+    () =>
+    ({ result, replaceParseResult }) => {
+      if (result instanceof GraphQLError) replaceParseResult(asUserInputError(result));
+    },
+  onValidate:
+    () =>
+    ({ result, setResult }) => {
+      if (result.length > 0)
+        setResult(result.map((e) => (e instanceof GraphQLError ? asUserInputError(e) : e)));
+    },
+};
 
 /** The whole gateway as a Yoga instance, buildable without a socket (tests call `yoga.fetch`). */
 export function createGateway(options: GatewayOptions): Gateway {
@@ -99,9 +125,11 @@ export function createGateway(options: GatewayOptions): Gateway {
     schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
+    maxRequestBodySize: options.limits.requestBytes,
+    multipart: false,
     // GraphiQL's assets inlined in the page: it works offline and loads nothing from a CDN.
     renderGraphiQL,
-    batching: false,
+    batching: options.limits.batch > 0 ? { limit: options.limits.batch } : false,
     graphiql: options.graphiql
       ? {
           title: 'Chain gateway',
@@ -118,11 +146,16 @@ export function createGateway(options: GatewayOptions): Gateway {
       callerToken: bearerToken(request.headers.get('authorization')),
       explorerToken: options.explorerToken,
       loaders: createLoaders({ upstreams, validatorCache, signal: request.signal }),
+      maxComplexity: options.limits.complexity,
     }),
     plugins: [
       useHealth(upstreams),
+      // A request must carry a header a plain HTML form cannot set (content-type application/json
+      // counts), so that a cross-site form POST cannot act with a visitor's cookies.
+      useCSRFPrevention({ requestHeaders: ['x-graphql-csrf', 'apollo-require-preflight'] }),
+      ...limitPlugins(options.limits, !options.fieldSuggestions),
+      useUserInputCodes,
       ...(options.introspection ? [] : [useDisableIntrospection()]),
-      ...(options.fieldSuggestions ? [] : [blockFieldSuggestionsPlugin()]),
     ],
   });
 

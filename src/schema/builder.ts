@@ -1,5 +1,7 @@
 import SchemaBuilder from '@pothos/core';
+import ComplexityPlugin from '@pothos/plugin-complexity';
 import type { Context } from '../context.js';
+import { GatewayError } from '../errors.js';
 
 interface GatewayTypes {
   Context: Context;
@@ -16,8 +18,33 @@ interface GatewayTypes {
 /** The builder's resolved type parameters, for helpers that take refs or argument builders. */
 export type Types = PothosSchemaTypes.ExtendDefaultTypes<GatewayTypes>;
 
+/** Cost of a field that calls an upstream (fields that only read loaded data cost 1). */
+export const UPSTREAM_COST = 10;
+
 /** The schema builder, and nothing else: each domain file under schema/ adds its own types. */
-export const builder = new SchemaBuilder<GatewayTypes>({ defaultFieldNullability: false });
+export const builder = new SchemaBuilder<GatewayTypes>({
+  plugins: [ComplexityPlugin],
+  defaultFieldNullability: false,
+  complexity: {
+    defaultComplexity: 1,
+    // Short lists (search suggestions, rewards) count 10 items; paged fields set their own
+    // multiplier from pageSize, and their `nodes` list multiplies by 1.
+    defaultListMultiplier: 10,
+    limit: (ctx) => ({ complexity: ctx.maxComplexity }),
+    complexityError: (kind, result) =>
+      new GatewayError(
+        `The query costs ${result.complexity}; at most ${result.maxComplexity} is allowed. Ask for smaller pages or fewer fields.`,
+        'BAD_USER_INPUT',
+        { limit: kind.toLowerCase(), cost: result.complexity },
+      ),
+  },
+});
 
 builder.queryType({ description: 'Reads of chain, search and staking data.' });
 builder.mutationType({ description: 'Writes. Each is sent to its upstream exactly once.' });
+
+/** The cost of a paged field: one upstream call, then each of up to pageSize (1..100) nodes. */
+export const pagedCost = (args: { pageSize?: number | null }) => ({
+  field: UPSTREAM_COST,
+  multiplier: Math.min(Math.max(args.pageSize ?? 20, 1), 100),
+});

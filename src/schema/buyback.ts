@@ -1,6 +1,6 @@
 import { unauthenticated } from '../errors.js';
 import type { BuybackRound } from '../upstream/models.js';
-import { builder } from './builder.js';
+import { builder, UPSTREAM_COST } from './builder.js';
 import { buybackUpdate } from './validate.js';
 
 const BuybackRoundRef = builder.objectRef<BuybackRound>('BuybackRound').implement({
@@ -62,6 +62,7 @@ const UpdateBuybackRoundPayload = builder
 builder.mutationField('updateBuybackRound', (t) =>
   t.field({
     type: UpdateBuybackRoundPayload,
+    complexity: UPSTREAM_COST,
     description:
       'Changes a buyback round. Needs the caller’s bearer token; sent exactly once, never retried.',
     args: { input: t.arg({ type: UpdateBuybackRoundInput, required: true, description: 'What to change.' }) },

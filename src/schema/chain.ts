@@ -1,5 +1,5 @@
 import type { Address, Block, Transaction } from '../upstream/models.js';
-import { builder } from './builder.js';
+import { builder, UPSTREAM_COST } from './builder.js';
 import { delegationsField } from './delegations.js';
 import { blockHeight, transactionHash } from './validate.js';
 import { ValidatorRef } from './validators.js';
@@ -44,6 +44,7 @@ export const TransactionRef = builder.objectRef<Transaction>('Transaction').impl
     }),
     block: t.field({
       type: BlockRef,
+      complexity: UPSTREAM_COST,
       nullable: true,
       description: 'The block holding the transaction.',
       resolve: (tx, _args, ctx) => ctx.loaders.block(tx.blockHeight),
@@ -72,6 +73,7 @@ export const AddressRef = builder.objectRef<Address>('Address').implement({
 builder.queryFields((t) => ({
   block: t.field({
     type: BlockRef,
+    complexity: UPSTREAM_COST,
     nullable: true,
     description: 'One block by height; null when the chain has no such block.',
     args: { height: t.arg.int({ required: true, description: 'The block height, from 1.' }) },
@@ -79,6 +81,7 @@ builder.queryFields((t) => ({
   }),
   transaction: t.field({
     type: TransactionRef,
+    complexity: UPSTREAM_COST,
     nullable: true,
     description: 'One transaction by hash; null when the chain has no such transaction.',
     args: {

@@ -1,6 +1,6 @@
 import type { ArgBuilder } from '@pothos/core';
 import type { Delegation } from '../upstream/models.js';
-import { builder, type Types } from './builder.js';
+import { builder, pagedCost, type Types } from './builder.js';
 import { pageArgFields, pageOf } from './page.js';
 import { pageArgs, text } from './validate.js';
 import { CoinRef, ValidatorRef } from './validators.js';
@@ -43,6 +43,7 @@ export function delegationsField<Parent>(
 ) {
   return t.field({
     type: DelegationPageRef,
+    complexity: pagedCost,
     nullable: true,
     description,
     args: pagingArgs(t.arg),
@@ -54,6 +55,7 @@ export function delegationsField<Parent>(
 builder.queryField('delegations', (t) =>
   t.field({
     type: DelegationPageRef,
+    complexity: pagedCost,
     nullable: true,
     description: 'The delegations of one delegator, one page at a time.',
     args: {

@@ -2,7 +2,7 @@ import type { ArgBuilder } from '@pothos/core';
 import type { Context } from '../context.js';
 import { unauthenticated } from '../errors.js';
 import type { Contract, FailedTransaction } from '../upstream/models.js';
-import { builder, type Types } from './builder.js';
+import { builder, pagedCost, type Types } from './builder.js';
 import { pageArgFields, pageOf } from './page.js';
 import { optionalText, pageArgs, text } from './validate.js';
 
@@ -99,6 +99,7 @@ const FailedTransactionPageRef = pageOf(
 builder.queryFields((t) => ({
   contractsBySymbol: t.field({
     type: ContractPageRef,
+    complexity: pagedCost,
     nullable: true,
     description:
       'Contracts with a token symbol, optionally on one chain or of one type. Needs a bearer token.',
@@ -123,6 +124,7 @@ builder.queryFields((t) => ({
   }),
   failedTransactions: t.field({
     type: FailedTransactionPageRef,
+    complexity: pagedCost,
     nullable: true,
     description: 'Transactions that failed in the last 24 hours, newest first. Needs a bearer token.',
     args: cursorArgs(t.arg, 'Continue after this transaction: its txNumber, or "blockHeight:actionIndex".'),

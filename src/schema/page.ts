@@ -24,7 +24,12 @@ export function pageOf<T>(node: ObjectRef<Types, T>, name: string, what: string)
   return builder.objectRef<Page<T>>(`${name}Page`).implement({
     description: `One page of ${what}.`,
     fields: (t) => ({
-      nodes: t.field({ type: [node], description: `The ${what} on this page.`, resolve: (p) => p.nodes }),
+      nodes: t.field({
+        type: [node],
+        description: `The ${what} on this page.`,
+        complexity: { field: 1, multiplier: 1 },
+        resolve: (p) => p.nodes,
+      }),
       pageInfo: t.field({
         type: PageInfoRef,
         description: 'Where this page lies in the whole list.',

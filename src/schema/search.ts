@@ -7,7 +7,7 @@ import type {
   Suggestions,
   Transaction,
 } from '../upstream/models.js';
-import { builder } from './builder.js';
+import { builder, UPSTREAM_COST } from './builder.js';
 import { AddressRef, BlockRef, TransactionRef } from './chain.js';
 import { searchText } from './validate.js';
 
@@ -121,6 +121,7 @@ const SearchResultRef = builder.objectRef<SearchResult>('SearchResult').implemen
     canonicalUrl: t.exposeString('canonicalUrl', { description: 'The explorer path of the thing found.' }),
     target: t.field({
       type: SearchTargetRef,
+      complexity: UPSTREAM_COST,
       nullable: true,
       description: 'The block, transaction or address itself; null if it vanished meanwhile.',
       resolve: (r, _args, ctx) => resolveTarget(r.kind, r.identity, ctx),
@@ -144,6 +145,7 @@ const SearchResultsRef = builder.objectRef<SearchResults>('SearchResults').imple
 builder.queryFields((t) => ({
   searchSuggestions: t.field({
     type: SearchSuggestionsRef,
+    complexity: UPSTREAM_COST,
     nullable: true,
     description: 'Suggestions for each keystroke in a search box.',
     args: {
@@ -156,6 +158,7 @@ builder.queryFields((t) => ({
   }),
   search: t.field({
     type: SearchResultsRef,
+    complexity: UPSTREAM_COST,
     nullable: true,
     description: 'Strict exact search: what the text names, never a guess.',
     args: {

@@ -1,5 +1,5 @@
 import type { Coin, Commission, Validator, ValidatorStatistics } from '../upstream/models.js';
-import { builder } from './builder.js';
+import { builder, pagedCost, UPSTREAM_COST } from './builder.js';
 import { pageArgFields, pageOf, slicePage } from './page.js';
 import { pageArgs, text } from './validate.js';
 
@@ -140,6 +140,7 @@ const ValidatorPageRef = pageOf(ValidatorRef, 'Validator', 'validators, by votin
 builder.queryFields((t) => ({
   validators: t.field({
     type: ValidatorPageRef,
+    complexity: pagedCost,
     nullable: true,
     description: 'The validator set, by voting power, one page at a time.',
     args: pageArgFields(t.arg),
@@ -151,6 +152,7 @@ builder.queryFields((t) => ({
   }),
   validator: t.field({
     type: ValidatorRef,
+    complexity: UPSTREAM_COST,
     nullable: true,
     description:
       'One validator by its operator address (a consensus or wallet address also works); null when unknown.',
@@ -161,6 +163,7 @@ builder.queryFields((t) => ({
   }),
   validatorStatistics: t.field({
     type: ValidatorStatisticsRef,
+    complexity: UPSTREAM_COST,
     nullable: true,
     description: 'Figures over the whole validator set.',
     resolve: async (_root, _args, ctx) => (await ctx.loaders.validatorDirectory()).list.statistics,

@@ -95,7 +95,11 @@ describe('updateBuybackRound', () => {
       'mutation { updateBuybackRound(input: { roundId: "round-006" }) { round { roundId } } }',
     );
     const res = await env.gateway.yoga.fetch(`http://gateway.test/graphql?query=${query}`, {
-      headers: { authorization: `Bearer ${env.devnet.token}`, accept: 'application/json' },
+      headers: {
+        authorization: `Bearer ${env.devnet.token}`,
+        accept: 'application/json',
+        'x-graphql-csrf': '1',
+      },
     });
     expect(res.status).toBe(405);
     expect(env.devnet.requests).toHaveLength(0);

@@ -1,3 +1,5 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { print } from 'graphql';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
@@ -77,4 +79,22 @@ export function useGatewayOnDevnet(
     },
   };
   return env;
+}
+
+/** Serves a gateway over real HTTP on 127.0.0.1, as server.ts does; resolves to its /graphql URL. */
+export async function listen(
+  gateway: Gateway,
+): Promise<{ url: string; server: Server; close(): Promise<void> }> {
+  const server = createServer(gateway.yoga);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;
+  return {
+    url,
+    server,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
 }

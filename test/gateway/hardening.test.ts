@@ -1,0 +1,218 @@
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { createGateway, type Gateway } from '../../src/gateway.js';
+import { ValidatorTableDocument } from '../generated/graphql.js';
+import { graphql, listen, testSettings, useGatewayOnDevnet } from './helpers.js';
+
+const env = useGatewayOnDevnet();
+const extra: Gateway[] = [];
+afterAll(async () => {
+  await Promise.all(extra.map((g) => g.close()));
+});
+
+/** A gateway on the same devnet with other settings (production mode, other limits). */
+const gatewayWith = (settings: ReturnType<typeof testSettings>) => {
+  const gateway = createGateway({ ...settings, upstreamUrls: env.devnet.urls });
+  extra.push(gateway);
+  return gateway;
+};
+
+const post = (gateway: Gateway, body: string, headers: Record<string, string>) =>
+  gateway.yoga.fetch('http://gateway.test/graphql', { method: 'POST', headers, body });
+
+describe('query limits (each refused before any upstream call)', () => {
+  const aliases = (n: number) =>
+    `{ ${Array.from({ length: n }, (_, i) => `a${i}: searchSuggestions(query: "${i}") { query }`).join(' ')} }`;
+
+  it.each([
+    ['16 aliases', aliases(16), /aliases/i],
+    [
+      '11 root fields',
+      `{ ${Array.from({ length: 11 }, (_, i) => `f${i}: __typename`).join(' ')} }`,
+      /11 root fields; at most 10/,
+    ],
+    [
+      '11 directives',
+      `{ validatorStatistics ${'@include(if: true) '.repeat(11)} { timestamp } }`,
+      /directives/i,
+    ],
+    ['over 1000 tokens', `{ validatorStatistics { ${'timestamp '.repeat(1_000)} } }`, /token/i],
+    [
+      'a fan-out of 10 addresses × 100 delegations',
+      '{ searchSuggestions(query: "0x") { addresses { delegations(pageSize: 100) { nodes { shares validator { moniker } } } } } }',
+      /costs 4\d{3}; at most 3000/,
+    ],
+  ])('refuses %s', async (_label, query, message) => {
+    const res = await env.gql(query);
+    expect(res.errors?.[0]?.message).toMatch(message);
+    expect(res.errors?.[0]?.extensions.code).toBe('BAD_USER_INPUT');
+    expect(env.devnet.requests).toHaveLength(0);
+  });
+
+  it('refuses depth over the configured limit', async () => {
+    const gateway = gatewayWith(testSettings({ limits: { ...loadConfig({}).limits, depth: 3 } }));
+    const res = await graphql(gateway, '{ block(height: 1) { proposerValidator { commission { rate } } } }');
+    expect(res.errors?.[0]?.message).toMatch(/depth/i);
+    expect(res.errors?.[0]?.extensions.code).toBe('BAD_USER_INPUT');
+    expect(env.devnet.requests).toHaveLength(0);
+  });
+
+  it('lets the real screens through: the 100-row validator table', async () => {
+    const res = await env.gql(ValidatorTableDocument, { variables: { pageSize: 100 } });
+    expect(res.errors).toBeUndefined();
+    expect(res.data?.validators?.nodes).toHaveLength(100);
+  });
+
+  it('answers syntax errors and huge integers as BAD_USER_INPUT', async () => {
+    for (const query of [
+      '{ validators(pageSize: 5 { nodes { moniker } } }',
+      '{ validators(page: 99999999999) { nodes { moniker } } }',
+    ]) {
+      const res = await env.gql(query);
+      expect(res.errors?.[0]?.extensions.code).toBe('BAD_USER_INPUT');
+    }
+    expect(env.devnet.requests).toHaveLength(0);
+  });
+});
+
+describe('HTTP rules', () => {
+  const json = { 'content-type': 'application/json' };
+
+  it('caps the request body at about 1 MB with 413, over a real socket', async () => {
+    const http = await listen(env.gateway);
+    try {
+      const body = (pad: number) =>
+        JSON.stringify({ query: '{ __typename }', variables: { pad: 'x'.repeat(pad) } });
+      const big = await fetch(http.url, { method: 'POST', headers: json, body: body(1_050_000) });
+      expect(big.status).toBe(413);
+      expect(await big.json()).toEqual({
+        errors: [expect.objectContaining({ message: 'Request body too large' })],
+      });
+      const fits = await fetch(http.url, { method: 'POST', headers: json, body: body(900_000) });
+      expect(fits.status).toBe(200);
+    } finally {
+      await http.close();
+    }
+  });
+
+  it('refuses batched arrays unless configured', async () => {
+    const batch = JSON.stringify([{ query: '{ __typename }' }, { query: '{ __typename }' }]);
+    const refused = await post(env.gateway, batch, json);
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toEqual({
+      errors: [expect.objectContaining({ message: 'Batching is not supported.' })],
+    });
+    const batching = gatewayWith(testSettings({ limits: { ...loadConfig({}).limits, batch: 2 } }));
+    const res = await post(batching, batch, json);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual([{ data: { __typename: 'Query' } }, { data: { __typename: 'Query' } }]);
+  });
+
+  it('refuses a simple form POST (CSRF) and multipart uploads', async () => {
+    const form = await post(env.gateway, 'query=%7B__typename%7D', {
+      'content-type': 'application/x-www-form-urlencoded',
+    });
+    expect(form.status).toBe(403);
+    const boundary = 'x';
+    const multipart = await post(
+      env.gateway,
+      `--${boundary}\r\nContent-Disposition: form-data; name="operations"\r\n\r\n{"query":"{ __typename }"}\r\n--${boundary}--\r\n`,
+      { 'content-type': `multipart/form-data; boundary=${boundary}`, 'x-graphql-csrf': '1' },
+    );
+    expect(multipart.status).toBeGreaterThanOrEqual(400);
+    expect(multipart.status).toBeLessThan(500);
+  });
+});
+
+describe('production mode', () => {
+  const production = () => gatewayWith(testSettings(loadConfig({ NODE_ENV: 'production' })));
+
+  it('turns off introspection, GraphiQL and field suggestions', async () => {
+    const gateway = production();
+    const introspection = await graphql(gateway, '{ __schema { types { name } } }');
+    expect(introspection.data).toBeUndefined();
+    expect(introspection.errors?.[0]?.message).toMatch(/introspection/i);
+    const typo = await graphql(gateway, '{ validatorz { moniker } }');
+    expect(JSON.stringify(typo.errors)).not.toMatch(/did you mean/i);
+    const page = await gateway.yoga.fetch('http://gateway.test/graphql', {
+      headers: { accept: 'text/html' },
+    });
+    expect(await page.text()).not.toMatch(/graphiql/i);
+  });
+
+  it('keeps them in development, and lets each be switched back on', async () => {
+    const typo = await env.gql('{ validatorz { moniker } }');
+    expect(JSON.stringify(typo.errors)).toMatch(/did you mean/i);
+    const gateway = gatewayWith(
+      testSettings(loadConfig({ NODE_ENV: 'production', GRAPHQL_INTROSPECTION: 'true' })),
+    );
+    const res = await graphql(gateway, '{ __schema { queryType { name } } }');
+    expect(res.data).toEqual({ __schema: { queryType: { name: 'Query' } } });
+  });
+});
+
+describe('error masking', () => {
+  it('masks an unexpected failure whatever NODE_ENV says', async () => {
+    vi.stubEnv('NODE_ENV', 'development');
+    const bug = new Error('TypeError at /srv/app/src/secret.ts:12 password=hunter2');
+    const spy = vi.spyOn(env.gateway.upstreams.scan, 'suggestions').mockRejectedValueOnce(bug);
+    try {
+      const res = await env.gql('{ searchSuggestions(query: "1") { query } }');
+      expect(res.errors).toEqual([
+        expect.objectContaining({
+          message: 'Unexpected error.',
+          extensions: { code: 'INTERNAL_SERVER_ERROR' },
+        }),
+      ]);
+      expect(JSON.stringify(res)).not.toMatch(/secret|hunter2|stack|TypeError/);
+    } finally {
+      spy.mockRestore();
+      vi.unstubAllEnvs();
+    }
+  });
+});
+
+describe('arguments that try to escape', () => {
+  it.each(['../../admin', 'a?b=c', 'a#frag', 'a%2Fb', 'é€😀', '0x1/../../stake/buyback/rounds'])(
+    'keeps the upstream path and query exactly as meant for %j',
+    async (value) => {
+      const res = await env.gql(
+        'query($a: String!) { delegations(delegatorAddress: $a) { pageInfo { total } } }',
+        {
+          variables: { a: value },
+        },
+      );
+      expect(res.errors).toBeUndefined();
+      const [req] = env.devnet.requests;
+      expect(req?.path).toBe('/stake/delegator/delegations');
+      expect([...new URLSearchParams(req?.query)]).toEqual([
+        ['delegator_address', value],
+        ['pagination.page', '1'],
+        ['pagination.page_size', '20'],
+      ]);
+    },
+  );
+
+  it.each([
+    ['CR/LF', 'a\r\nx-evil: 1'],
+    ['NUL', 'a\u0000b'],
+    ['10 KB', 'x'.repeat(10_000)],
+  ])('refuses %s in an identifier before any upstream call', async (_label, value) => {
+    const res = await env.gql(
+      'query($a: String!) { delegations(delegatorAddress: $a) { pageInfo { total } } }',
+      {
+        variables: { a: value },
+      },
+    );
+    expect(res.errors?.[0]?.extensions).toEqual({ code: 'BAD_USER_INPUT', argument: 'delegatorAddress' });
+    expect(env.devnet.requests).toHaveLength(0);
+  });
+
+  it('refuses negative pages', async () => {
+    const res = await env.gql('{ failedTransactions(page: -1) { nodes { hash } } }', {
+      token: env.devnet.token,
+    });
+    expect(res.errors?.[0]?.extensions).toEqual({ code: 'BAD_USER_INPUT', argument: 'page' });
+    expect(env.devnet.requests).toHaveLength(0);
+  });
+});
