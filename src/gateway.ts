@@ -89,7 +89,9 @@ function asUserInputError(error: GraphQLError): GraphQLError {
  * runs (variable values that do not coerce, such as an Int over 2^31) are the caller's input.
  */
 function maskGatewayError(error: unknown, message: string): Error {
-  if (error instanceof GraphQLError && !error.path && !error.originalError) return asUserInputError(error);
+  const intentional =
+    error instanceof GraphQLError && (!error.originalError || error.originalError instanceof GraphQLError);
+  if (intentional && !error.path) return asUserInputError(error);
   return maskError(error, message, false);
 }
 

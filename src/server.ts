@@ -1,5 +1,6 @@
 /** `npm start`: the gateway on HOST:PORT, on the embedded devnet when no upstream is configured. */
 import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { type Config, ConfigError, loadConfig } from './config.js';
 import { type Devnet, startDevnet } from './devnet/index.js';
 import { createGateway } from './gateway.js';
@@ -24,7 +25,8 @@ async function main(config: Config): Promise<void> {
     server.listen(config.port, config.host, resolve);
   });
 
-  const endpoint = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}/graphql`;
+  const { port } = server.address() as AddressInfo;
+  const endpoint = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}/graphql`;
   console.log(
     `gateway listening on ${endpoint}${config.graphiql ? ' (open it in a browser for GraphiQL)' : ''}`,
   );
@@ -53,6 +55,12 @@ async function main(config: Config): Promise<void> {
       process.exit(0);
     });
     server.closeIdleConnections();
+    // Every request ends within the upstream budget; one that does not is cut off.
+    setTimeout(() => {
+      console.error('requests still running after the drain deadline: closing them');
+      server.closeAllConnections();
+      process.exit(1);
+    }, config.upstreamTimeoutMs + 5_000).unref();
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
