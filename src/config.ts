@@ -39,6 +39,8 @@ export interface Config {
   explorerToken: string | null;
   /** How long the public validator list may be reused across requests; 0 turns the cache off. */
   validatorCacheTtlMs: number;
+  /** How long whole responses of public, cacheable queries are reused; 0 turns the cache off. */
+  responseCacheTtlMs: number;
   limits: Limits;
   devnet: DevnetConfig;
 }
@@ -134,6 +136,7 @@ export function loadConfig(env: Env = process.env): Config {
     fieldSuggestions: bool(env, 'GRAPHQL_FIELD_SUGGESTIONS', !production),
     explorerToken: env.EXPLORER_TOKEN || null,
     validatorCacheTtlMs: int(env, 'VALIDATOR_CACHE_TTL_MS', 5_000, 0, 3_600_000),
+    responseCacheTtlMs: int(env, 'RESPONSE_CACHE_TTL_MS', 5_000, 0, 3_600_000),
     limits: Object.freeze({
       requestBytes: int(env, 'MAX_REQUEST_BYTES', 1_000_000, 1_000, 100_000_000),
       depth: int(env, 'MAX_DEPTH', 10, 1, 100),

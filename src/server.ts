@@ -19,7 +19,7 @@ async function main(config: Config): Promise<void> {
     upstreamUrls: config.upstreams ?? (devnet as Devnet).urls,
     ...(devnet ? { exampleToken: devnet.token } : {}),
   });
-  const server = createServer(gateway.yoga);
+  const server = createServer(gateway.listener);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, resolve);

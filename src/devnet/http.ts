@@ -48,7 +48,7 @@ export interface ServiceOptions {
   /** The service's own error body (each upstream reports errors in its own shape). */
   errorBody(status: number, message: string): unknown;
   /** Added before every response, to simulate a distant upstream. */
-  latencyMs?: number;
+  latencyMs?: () => number;
   onRequest?(req: RecordedRequest): void;
 }
 
@@ -106,7 +106,7 @@ function send(
 }
 
 export function createService(options: ServiceOptions): Server {
-  const { routes, errorBody, latencyMs = 0 } = options;
+  const { routes, errorBody } = options;
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = req.url ?? '/';
@@ -115,7 +115,8 @@ export function createService(options: ServiceOptions): Server {
     const rawQuery = q === -1 ? '' : url.slice(q + 1);
     const method = req.method ?? 'GET';
     options.onRequest?.({ service: options.name, method, path, query: rawQuery, headers: req.headers });
-    if (latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, latencyMs));
+    const latency = options.latencyMs?.() ?? 0;
+    if (latency > 0) await new Promise((resolve) => setTimeout(resolve, latency));
 
     try {
       const byMethod = routes[path];

@@ -31,6 +31,8 @@ export interface Devnet {
   /** Every request received, when started with `record: true`. */
   requests: RecordedRequest[];
   resetRecords(): void;
+  /** Changes the latency added to every response from now on. */
+  setLatency(ms: number): void;
   close(): Promise<void>;
 }
 
@@ -65,7 +67,8 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
     counts[req.service as keyof typeof counts]++;
     if (options.record) requests.push(req);
   };
-  const common = { latencyMs: options.latencyMs ?? 0, onRequest };
+  let latency = options.latencyMs ?? 0;
+  const common = { latencyMs: () => latency, onRequest };
   const scan = createService({
     ...common,
     name: 'scan',
@@ -101,6 +104,9 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
       resetRecords() {
         requests.length = 0;
         counts.scan = counts.explorer = counts.stake = 0;
+      },
+      setLatency(ms) {
+        latency = ms;
       },
       close: async () => {
         await Promise.all(servers.map(close));

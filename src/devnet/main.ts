@@ -16,6 +16,14 @@ try {
       `${delegations.size} delegators, ${contracts.length} contracts, ${rounds.size} buyback rounds; ` +
       `bearer token "${config.token}"`,
   );
+  // Under a parent process (the benchmark), answer its questions over IPC.
+  process.on('message', (message: { type?: string; ms?: number }) => {
+    if (message.type === 'counts') process.send?.({ type: 'counts', counts: { ...devnet.counts } });
+    if (message.type === 'latency') {
+      devnet.setLatency(message.ms ?? 0);
+      process.send?.({ type: 'latency', ms: message.ms ?? 0 });
+    }
+  });
   const stop = () => {
     devnet.close().then(() => process.exit(0));
   };

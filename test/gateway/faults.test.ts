@@ -139,6 +139,20 @@ describe('circuit breaker', () => {
   });
 });
 
+describe('response cache', () => {
+  it('never keeps a failed answer', async () => {
+    const gateway = gatewayWith({ responseCacheTtlMs: 60_000, validatorCacheTtlMs: 0 });
+    const query = '{ validatorStatistics { totalValidators } }';
+    stake.set('/stake/validators', 'stacktrace500');
+    try {
+      expect((await graphql(gateway, query)).data).toEqual({ validatorStatistics: null });
+    } finally {
+      stake.set('/stake/validators', 'proxy');
+    }
+    expect((await graphql(gateway, query)).data).toEqual({ validatorStatistics: { totalValidators: '160' } });
+  });
+});
+
 describe('isolation', () => {
   it('answers search while a hanging explorer holds every one of its connections', async () => {
     const gateway = gatewayWith({ upstreamConnections: 2, upstreamTimeoutMs: 1_000 });

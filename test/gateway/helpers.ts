@@ -42,9 +42,9 @@ export async function graphql<T = any>(
   return { status: res.status, ...((await res.json()) as object) };
 }
 
-/** Gateway settings for tests: development defaults, no shared validator cache unless asked. */
+/** Gateway settings for tests: development defaults, no shared caches unless asked. */
 export function testSettings(overrides: Partial<GatewayOptions> = {}): Omit<GatewayOptions, 'upstreamUrls'> {
-  return { ...loadConfig({}), validatorCacheTtlMs: 0, ...overrides };
+  return { ...loadConfig({}), validatorCacheTtlMs: 0, responseCacheTtlMs: 0, ...overrides };
 }
 
 /**
@@ -85,7 +85,7 @@ export function useGatewayOnDevnet(
 export async function listen(
   gateway: Gateway,
 ): Promise<{ url: string; server: Server; close(): Promise<void> }> {
-  const server = createServer(gateway.yoga);
+  const server = createServer(gateway.listener);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;
   return {

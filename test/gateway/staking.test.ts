@@ -216,3 +216,36 @@ describe('shared validator cache', () => {
     expect(fetches).toBe(3);
   });
 });
+
+describe('public response cache', () => {
+  it('reuses whole public responses, never token-bound or live ones', async () => {
+    const gateway = createGateway({
+      ...testSettings({ responseCacheTtlMs: 60_000 }),
+      upstreamUrls: env.devnet.urls,
+    });
+    try {
+      const table =
+        '{ validators(pageSize: 3) { nodes { moniker } } validatorStatistics { totalValidators } }';
+      const first = await graphql(gateway, table);
+      const reads = env.devnet.requests.length;
+      expect(reads).toBeGreaterThan(0);
+      expect(await graphql(gateway, table)).toEqual(first);
+      expect(env.devnet.requests).toHaveLength(reads);
+
+      env.devnet.resetRecords();
+      for (const token of ['token-a', 'token-b']) {
+        await graphql(gateway, '{ contractsBySymbol(symbol: "USDT") { nodes { address } } }', { token });
+      }
+      await graphql(gateway, '{ searchSuggestions(query: "12") { query } }');
+      await graphql(gateway, '{ searchSuggestions(query: "12") { query } }');
+      expect(env.devnet.requests.map((r) => [r.service, r.headers.authorization ?? null])).toEqual([
+        ['explorer', 'Bearer token-a'],
+        ['explorer', 'Bearer token-b'],
+        ['scan', null],
+        ['scan', null],
+      ]);
+    } finally {
+      await gateway.close();
+    }
+  });
+});

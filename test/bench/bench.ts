@@ -1,0 +1,357 @@
+/**
+ * `npm run bench`: the gateway against a hand-written BFF (test/bench/baseline.ts) over the same
+ * devnet. The devnet, the gateway and the baseline run as separate processes; the gateway and
+ * the baseline are pinned to core 0 and the devnet and this load generator to core 1 (taskset),
+ * so the target under test has one core to itself. Each scenario warms both targets up, then
+ * runs several rounds of autocannon at fixed concurrency for a fixed time, alternating targets.
+ *
+ * Options: --duration S (per round, default 5), --rounds N (2), --connections N (16),
+ * --warmup S (2), --only S1,S3 (scenarios), --out FILE (default test/bench/results/latest.json).
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { generate } from '../../src/devnet/data.js';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const SEED = 'bench';
+const TOKEN = 'bench-token';
+
+export interface BenchOptions {
+  durationSec: number;
+  rounds: number;
+  connections: number;
+  warmupSec: number;
+  only?: string[];
+}
+
+export interface TargetFigures {
+  requestsPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+  upstreamPerRequest: number;
+  requests: number;
+  errors: number;
+}
+
+export interface ScenarioResult {
+  id: string;
+  title: string;
+  gateway: TargetFigures;
+  baseline: TargetFigures;
+  /** Gateway req/s as a fraction of the baseline's. */
+  ratio: number;
+  /** Whether both answered the same JSON to the same request. */
+  sameJson: boolean;
+}
+
+export interface BenchResult {
+  startedAt: string;
+  options: BenchOptions;
+  pinned: boolean;
+  node: string;
+  scenarios: ScenarioResult[];
+  peakRssMb: { gateway: number; baseline: number };
+}
+
+interface Scenario {
+  id: string;
+  title: string;
+  query: string;
+  variables: () => Record<string, unknown>;
+  headers?: Record<string, string>;
+  latencyMs?: number;
+}
+
+function scenarios(): Scenario[] {
+  const data = generate({ seed: SEED, now: Date.now() });
+  const delegators = [...data.delegations].filter(([, list]) => list.length >= 20).map(([a]) => a);
+  const pick = <T>(items: readonly T[]) => items[Math.floor(Math.random() * items.length)] as T;
+  const portfolio = `query S3($d: String!) { delegations(delegatorAddress: $d, pageSize: 20) { nodes { validatorAddress shares balance { denom amount } validator { moniker status commission { rate } } } } }`;
+  return [
+    {
+      id: 'S1',
+      title: 'search suggestions, random 0x prefix',
+      query: `query S1($q: String!) { searchSuggestions(query: $q) { selectedCategory counts { transactions blocks addresses } transactions { hash blockHeight type } blocks { height hash } addresses { address } submitTarget { kind hash height address } } }`,
+      variables: () => ({
+        q: `0x${Math.floor(Math.random() * 0xfff)
+          .toString(16)
+          .padStart(3, '0')}`,
+      }),
+    },
+    {
+      id: 'S2',
+      title: 'validator table, 100 rows',
+      query: `query S2 { validators(pageSize: 100) { nodes { moniker operatorAddress status jailed tokens delegatorShares uptimePercentage delegationCount imageUrl description commission { rate maxRate maxChangeRate updateTime } } } }`,
+      variables: () => ({}),
+    },
+    {
+      id: 'S3',
+      title: 'delegator portfolio, 20 with validators',
+      query: portfolio,
+      variables: () => ({ d: pick(delegators) }),
+    },
+    {
+      id: 'S4',
+      title: 'exact search',
+      query: `query S4($q: String!) { search(query: $q) { results { kind identity canonicalUrl } } }`,
+      variables: () => {
+        const roll = Math.random();
+        if (roll < 0.4) return { q: String(1 + Math.floor(Math.random() * data.blocks.count)) };
+        if (roll < 0.8) return { q: pick(data.txs.hash) };
+        return { q: pick(data.addresses) };
+      },
+    },
+    {
+      id: 'S5',
+      title: 'buyback round mutation',
+      query: `mutation S5($input: UpdateBuybackRoundInput!) { updateBuybackRound(input: $input) { round { roundId totalSlots minAmount maxAmount updatedAt } } }`,
+      variables: () => ({
+        input: { roundId: 'round-006', totalSlots: 100 + Math.floor(Math.random() * 900) },
+      }),
+      headers: { authorization: `Bearer ${TOKEN}` },
+    },
+    {
+      id: 'S6',
+      title: 'S3 with 10 ms per upstream call',
+      query: portfolio.replace('query S3', 'query S6'),
+      variables: () => ({ d: pick(delegators) }),
+      latencyMs: 10,
+    },
+  ];
+}
+
+const hasTaskset = spawnSync('taskset', ['-c', '0', 'true']).status === 0;
+const pinned = (core: number, command: string, args: string[]) =>
+  hasTaskset ? (['taskset', ['-c', String(core), command, ...args]] as const) : ([command, args] as const);
+
+/** Starts `node <args>` pinned to a core; TypeScript entry points run under tsx. */
+function startProcess(core: number, args: string[], env: Record<string, string>, ipc = false) {
+  const loader = args[0]?.endsWith('.ts') ? ['--import', 'tsx'] : [];
+  const [command, argv] = pinned(core, process.execPath, [...loader, ...args]);
+  const child = spawn(command, [...argv], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe', ...(ipc ? (['ipc'] as const) : [])],
+  });
+  let output = '';
+  const ready = new Promise<string>((resolvePromise, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (/listening on |STAKE_URL=/.test(output)) resolvePromise(output);
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    child.once('exit', (code) => reject(new Error(`${args[0]} exited with ${code}: ${output}`)));
+  });
+  return { child, ready: ready.then(() => output) };
+}
+
+function ask<T>(child: ChildProcess, message: { type: string; ms?: number }): Promise<T> {
+  return new Promise((resolvePromise) => {
+    const onMessage = (reply: { type: string }) => {
+      if (reply.type !== message.type) return;
+      child.off('message', onMessage);
+      resolvePromise(reply as T);
+    };
+    child.on('message', onMessage);
+    child.send(message);
+  });
+}
+
+const upstreamTotal = async (devnet: ChildProcess) => {
+  const { counts } = await ask<{ counts: Record<string, number> }>(devnet, { type: 'counts' });
+  return Object.values(counts).reduce((a, b) => a + b, 0);
+};
+
+const peakRssMb = (pid: number | undefined) => {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Math.round(Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024);
+};
+
+async function load(url: string, scenario: Scenario, durationSec: number, connections: number) {
+  const result = await autocannon({
+    url,
+    connections,
+    duration: durationSec,
+    requests: [
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...scenario.headers },
+        setupRequest: (req) => ({
+          ...req,
+          body: JSON.stringify({
+            query: scenario.query,
+            operationName: scenario.id,
+            variables: scenario.variables(),
+          }),
+        }),
+      },
+    ],
+  });
+  return result;
+}
+
+async function post(url: string, scenario: Scenario, variables: Record<string, unknown>): Promise<unknown> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...scenario.headers },
+    body: JSON.stringify({ query: scenario.query, operationName: scenario.id, variables }),
+  });
+  return res.json();
+}
+
+export async function runBenchmark(
+  options: BenchOptions,
+  log: (line: string) => void = console.log,
+): Promise<BenchResult> {
+  const build = spawnSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: 'inherit' });
+  if (build.status !== 0) throw new Error('npm run build failed');
+  if (hasTaskset) spawnSync('taskset', ['-p', '-c', '1', String(process.pid)]);
+  const devnet = startProcess(
+    1,
+    ['src/devnet/main.ts'],
+    {
+      DEVNET_SEED: SEED,
+      DEVNET_TOKEN: TOKEN,
+      SCAN_PORT: '0',
+      EXPLORER_PORT: '0',
+      STAKE_PORT: '0',
+    },
+    true,
+  );
+  const children: ChildProcess[] = [devnet.child];
+  try {
+    const devnetOutput = await devnet.ready;
+    const urls = Object.fromEntries(
+      [...devnetOutput.matchAll(/(\w+_URL)=(\S+)/g)].map((m) => [m[1], m[2]]),
+    ) as Record<string, string>;
+    // The gateway as production runs it: compiled, NODE_ENV=production.
+    const gateway = startProcess(0, ['dist/server.js'], { ...urls, PORT: '0', NODE_ENV: 'production' });
+    const baseline = startProcess(0, ['test/bench/baseline.ts'], { ...urls, PORT: '0' });
+    children.push(gateway.child, baseline.child);
+    const targets = {
+      gateway: /listening on (\S+)/.exec(await gateway.ready)?.[1] as string,
+      baseline: /listening on (\S+)/.exec(await baseline.ready)?.[1] as string,
+    };
+
+    const results: ScenarioResult[] = [];
+    for (const scenario of scenarios().filter((s) => !options.only || options.only.includes(s.id))) {
+      await ask(devnet.child, { type: 'latency', ms: scenario.latencyMs ?? 0 });
+      const variables = scenario.variables();
+      const [fromGateway, fromBaseline] = [
+        await post(targets.gateway, scenario, variables),
+        await post(targets.baseline, scenario, variables),
+      ];
+      const sameJson = scenario.id === 'S5' || JSON.stringify(fromGateway) === JSON.stringify(fromBaseline);
+      for (const url of [targets.gateway, targets.baseline])
+        await load(url, scenario, options.warmupSec, options.connections);
+
+      const runs = { gateway: [] as TargetFigures[], baseline: [] as TargetFigures[] };
+      for (let round = 0; round < options.rounds; round++) {
+        const order =
+          round % 2 === 0 ? (['gateway', 'baseline'] as const) : (['baseline', 'gateway'] as const);
+        for (const target of order) {
+          const before = await upstreamTotal(devnet.child);
+          const r = await load(targets[target], scenario, options.durationSec, options.connections);
+          const upstream = (await upstreamTotal(devnet.child)) - before;
+          runs[target].push({
+            requestsPerSec: r.requests.average,
+            p50Ms: r.latency.p50,
+            p99Ms: r.latency.p99,
+            upstreamPerRequest: r.requests.total > 0 ? upstream / r.requests.total : 0,
+            requests: r.requests.total,
+            errors: r.errors + r.non2xx,
+          });
+        }
+      }
+      const mean = (figures: TargetFigures[]): TargetFigures => {
+        const avg = (key: keyof TargetFigures) => figures.reduce((s, f) => s + f[key], 0) / figures.length;
+        return {
+          requestsPerSec: Math.round(avg('requestsPerSec')),
+          p50Ms: Number(avg('p50Ms').toFixed(2)),
+          p99Ms: Number(avg('p99Ms').toFixed(2)),
+          upstreamPerRequest: Number(avg('upstreamPerRequest').toFixed(3)),
+          requests: figures.reduce((s, f) => s + f.requests, 0),
+          errors: figures.reduce((s, f) => s + f.errors, 0),
+        };
+      };
+      const gw = mean(runs.gateway);
+      const base = mean(runs.baseline);
+      const result: ScenarioResult = {
+        id: scenario.id,
+        title: scenario.title,
+        gateway: gw,
+        baseline: base,
+        ratio: base.requestsPerSec > 0 ? Number((gw.requestsPerSec / base.requestsPerSec).toFixed(2)) : 0,
+        sameJson,
+      };
+      results.push(result);
+      log(
+        `${scenario.id} ${scenario.title}: gateway ${gw.requestsPerSec} req/s (p50 ${gw.p50Ms} ms, p99 ${gw.p99Ms} ms), ` +
+          `baseline ${base.requestsPerSec} req/s, ratio ${result.ratio}`,
+      );
+    }
+    await ask(devnet.child, { type: 'latency', ms: 0 });
+    return {
+      startedAt: new Date().toISOString(),
+      options,
+      pinned: hasTaskset,
+      node: process.version,
+      scenarios: results,
+      peakRssMb: { gateway: peakRssMb(gateway.child.pid), baseline: peakRssMb(baseline.child.pid) },
+    };
+  } finally {
+    for (const child of children) child.kill('SIGTERM');
+  }
+}
+
+export function formatTable(result: BenchResult): string {
+  const rows = result.scenarios.map((s) =>
+    [
+      s.id,
+      s.title,
+      s.gateway.requestsPerSec,
+      s.baseline.requestsPerSec,
+      s.ratio.toFixed(2),
+      `${s.gateway.p50Ms} / ${s.gateway.p99Ms}`,
+      `${s.baseline.p50Ms} / ${s.baseline.p99Ms}`,
+      `${s.gateway.upstreamPerRequest} / ${s.baseline.upstreamPerRequest}`,
+      s.gateway.errors + s.baseline.errors,
+      s.sameJson ? 'yes' : 'NO',
+    ].join(' | '),
+  );
+  return [
+    'id | scenario | gateway req/s | baseline req/s | ratio | gateway p50 / p99 ms | baseline p50 / p99 ms | upstream calls per request (gateway / baseline) | errors | same JSON',
+    '---|---|---|---|---|---|---|---|---|---',
+    ...rows.map((r) => `${r}`),
+    '',
+    `peak RSS: gateway ${result.peakRssMb.gateway} MB, baseline ${result.peakRssMb.baseline} MB; ` +
+      `${result.options.connections} connections, ${result.options.rounds} rounds of ${result.options.durationSec} s; ` +
+      `${result.pinned ? 'pinned with taskset' : 'not pinned (no taskset)'}; Node ${result.node}`,
+  ].join('\n');
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1])) {
+  const arg = (name: string, fallback: string) => {
+    const at = process.argv.indexOf(`--${name}`);
+    return at === -1 ? fallback : (process.argv[at + 1] ?? fallback);
+  };
+  const options: BenchOptions = {
+    durationSec: Number(arg('duration', '5')),
+    rounds: Number(arg('rounds', '2')),
+    connections: Number(arg('connections', '16')),
+    warmupSec: Number(arg('warmup', '2')),
+    ...(process.argv.includes('--only') ? { only: arg('only', '').split(',') } : {}),
+  };
+  const out = resolve(ROOT, arg('out', 'test/bench/results/latest.json'));
+  const result = await runBenchmark(options);
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
+  console.log(`\n${formatTable(result)}\n\nfigures written to ${out}`);
+  process.exit(0);
+}
