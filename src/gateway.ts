@@ -1,6 +1,5 @@
 import type { RequestListener } from 'node:http';
 import { useGraphQlJit } from '@envelop/graphql-jit';
-import { createInMemoryCache, useResponseCache } from '@envelop/response-cache';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspection';
 import { GraphQLError, getOperationAST } from 'graphql';
@@ -10,7 +9,8 @@ import { bearerToken, type Context } from './context.js';
 import type { UpstreamName } from './errors.js';
 import { createRequestListener } from './fast-path.js';
 import { limitPlugins } from './limits.js';
-import { createLoaders, ValidatorCache } from './loaders.js';
+import { Loaders, ValidatorCache } from './loaders.js';
+import { usePublicResponseCache } from './response-cache.js';
 import { schema } from './schema/index.js';
 import { createUpstreams, type Upstreams } from './upstream/index.js';
 
@@ -116,28 +116,6 @@ const useUserInputCodes: Plugin = {
     },
 };
 
-/**
- * Whole responses of public queries (validators, statistics, exact search, blocks, transactions)
- * reused for a few seconds. Fields behind a caller's token, and the ones that must stay live
- * (search-box suggestions, delegations), have a TTL of 0: an operation that selects any of them
- * is never cached, so the cache cannot hold one caller's data. Results with errors are not cached.
- */
-function usePublicResponseCache(ttlMs: number) {
-  return useResponseCache({
-    session: () => null,
-    ttl: ttlMs,
-    ttlPerSchemaCoordinate: {
-      'Query.searchSuggestions': 0,
-      'Query.delegations': 0,
-      'Address.delegations': 0,
-      'Query.contractsBySymbol': 0,
-      'Query.failedTransactions': 0,
-    },
-    cache: createInMemoryCache({ max: 2_000 }),
-    includeExtensionMetadata: false,
-  });
-}
-
 /** The whole gateway as a Yoga instance, buildable without a socket (tests call `yoga.fetch`). */
 export function createGateway(options: GatewayOptions): Gateway {
   const upstreams = createUpstreams({
@@ -177,7 +155,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     context: ({ request }): Context => ({
       callerToken: bearerToken(request.headers.get('authorization')),
       explorerToken: options.explorerToken,
-      loaders: createLoaders({ upstreams, validatorCache, signal: request.signal }),
+      loaders: new Loaders({ upstreams, validatorCache, signal: request.signal }),
       maxComplexity: options.limits.complexity,
     }),
     plugins: [

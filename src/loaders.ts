@@ -3,6 +3,7 @@ import type { ContractQuery } from './upstream/explorer/client.js';
 import type { Upstreams } from './upstream/index.js';
 import type {
   Block,
+  BuybackRound,
   BuybackRoundUpdate,
   Contract,
   Delegation,
@@ -88,53 +89,92 @@ export interface LoaderDeps {
   signal?: AbortSignal | undefined;
 }
 
-export type Loaders = ReturnType<typeof createLoaders>;
+/**
+ * Loaders for one GraphQL request: nothing here outlives the request or crosses callers. Each
+ * loader is built on first use, so a request pays only for the ones its fields need.
+ */
+export class Loaders {
+  private suggestionsLoader?: DataLoader<string, Suggestions>;
+  private searchLoader?: DataLoader<string, SearchResults>;
+  private validatorLoader?: DataLoader<string, Validator | null>;
+  private delegationsLoader?: DataLoader<{ delegator: string } & PageArgs, Page<Delegation>, string>;
+  private contractsLoader?: DataLoader<{ query: ContractQuery; token: string }, Page<Contract>, string>;
+  private failedLoader?: DataLoader<{ args: PageArgs; token: string }, Page<FailedTransaction>, string>;
+  private directory?: Promise<ValidatorDirectory>;
 
-/** Loaders for one GraphQL request: nothing here outlives the request or crosses callers. */
-export function createLoaders({ upstreams, validatorCache, signal }: LoaderDeps) {
-  const suggestions = perKey((text: string) => upstreams.scan.suggestions(text, signal));
-  const search = perKey((text: string) => upstreams.scan.search(text, signal));
-  let directory: Promise<ValidatorDirectory> | null = null;
-  const validatorDirectory = () => {
-    directory ??= validatorCache.get(() => upstreams.stake.allValidators());
-    return directory;
-  };
+  constructor(private readonly deps: LoaderDeps) {}
 
-  return {
-    suggestions: suggestions as DataLoader<string, Suggestions>,
-    search: search as DataLoader<string, SearchResults>,
-    /** A block by height, through the suggestions for that height (exact values come first). */
-    async block(height: number): Promise<Block | null> {
-      const s = await suggestions.load(String(height));
-      return s.blocks.find((b) => b.height === height) ?? null;
-    },
-    /** A transaction by hash, through the suggestions for that hash. */
-    async transaction(hash: string): Promise<Transaction | null> {
-      const key = hash.toLowerCase();
-      const s = await suggestions.load(key);
-      return s.transactions.find((t) => t.hash.toLowerCase() === key) ?? null;
-    },
-    validatorDirectory,
-    validator: new DataLoader<string, Validator | null>(async (addresses) => {
-      const dir = await validatorDirectory();
+  get suggestions(): DataLoader<string, Suggestions> {
+    const { upstreams, signal } = this.deps;
+    this.suggestionsLoader ??= perKey((text: string) => upstreams.scan.suggestions(text, signal));
+    return this.suggestionsLoader;
+  }
+
+  get search(): DataLoader<string, SearchResults> {
+    const { upstreams, signal } = this.deps;
+    this.searchLoader ??= perKey((text: string) => upstreams.scan.search(text, signal));
+    return this.searchLoader;
+  }
+
+  /** A block by height, through the suggestions for that height (exact values come first). */
+  async block(height: number): Promise<Block | null> {
+    const s = await this.suggestions.load(String(height));
+    return s.blocks.find((b) => b.height === height) ?? null;
+  }
+
+  /** A transaction by hash, through the suggestions for that hash. */
+  async transaction(hash: string): Promise<Transaction | null> {
+    const key = hash.toLowerCase();
+    const s = await this.suggestions.load(key);
+    return s.transactions.find((t) => t.hash.toLowerCase() === key) ?? null;
+  }
+
+  /** The validator list, read at most once per request (and shared across requests by the cache). */
+  validatorDirectory(): Promise<ValidatorDirectory> {
+    const { upstreams, validatorCache } = this.deps;
+    this.directory ??= validatorCache.get(() => upstreams.stake.allValidators());
+    return this.directory;
+  }
+
+  get validator(): DataLoader<string, Validator | null> {
+    this.validatorLoader ??= new DataLoader(async (addresses) => {
+      const dir = await this.validatorDirectory();
       return addresses.map((a) => dir.find(a));
-    }),
-    delegations: perKey(
+    });
+    return this.validatorLoader;
+  }
+
+  get delegations(): DataLoader<{ delegator: string } & PageArgs, Page<Delegation>, string> {
+    const { upstreams, signal } = this.deps;
+    this.delegationsLoader ??= perKey(
       (k: { delegator: string } & PageArgs) => upstreams.stake.delegations(k.delegator, k, signal),
       (k) => JSON.stringify([k.delegator, k.page, k.pageSize, k.cursor]),
-    ) as DataLoader<{ delegator: string } & PageArgs, Page<Delegation>, string>,
-    contracts: perKey(
+    ) as DataLoader<{ delegator: string } & PageArgs, Page<Delegation>, string>;
+    return this.delegationsLoader;
+  }
+
+  get contracts(): DataLoader<{ query: ContractQuery; token: string }, Page<Contract>, string> {
+    const { upstreams, signal } = this.deps;
+    this.contractsLoader ??= perKey(
       (k: { query: ContractQuery; token: string }) =>
         upstreams.explorer.contractsBySymbol(k.query, k.token, signal),
       (k) => JSON.stringify([k.query, k.token]),
-    ) as DataLoader<{ query: ContractQuery; token: string }, Page<Contract>, string>,
-    failedTransactions: perKey(
+    ) as DataLoader<{ query: ContractQuery; token: string }, Page<Contract>, string>;
+    return this.contractsLoader;
+  }
+
+  get failedTransactions(): DataLoader<{ args: PageArgs; token: string }, Page<FailedTransaction>, string> {
+    const { upstreams, signal } = this.deps;
+    this.failedLoader ??= perKey(
       (k: { args: PageArgs; token: string }) =>
         upstreams.explorer.failedTransactions(k.args, k.token, signal),
       (k) => JSON.stringify([k.args, k.token]),
-    ) as DataLoader<{ args: PageArgs; token: string }, Page<FailedTransaction>, string>,
-    /** Not a loader: a write is sent exactly once and never batched or cached. */
-    updateBuybackRound: (update: BuybackRoundUpdate, token: string) =>
-      upstreams.stake.updateBuybackRound(update, token, signal),
-  };
+    ) as DataLoader<{ args: PageArgs; token: string }, Page<FailedTransaction>, string>;
+    return this.failedLoader;
+  }
+
+  /** Not a loader: a write is sent exactly once and never batched or cached. */
+  updateBuybackRound(update: BuybackRoundUpdate, token: string): Promise<BuybackRound> {
+    return this.deps.upstreams.stake.updateBuybackRound(update, token, this.deps.signal);
+  }
 }

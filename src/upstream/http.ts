@@ -116,6 +116,7 @@ export class UpstreamHttp {
   private readonly basePath: string;
   private readonly timeoutMs: number;
   private readonly breaker;
+  private readonly bulkhead;
   private readonly readPolicy: IPolicy;
   private readonly writePolicy: IPolicy;
 
@@ -141,13 +142,13 @@ export class UpstreamHttp {
         breaker: new ConsecutiveBreaker(resilience.failureThreshold),
       },
     );
-    const limit = bulkhead(options.connections, options.connections * QUEUE_PER_CONNECTION);
+    this.bulkhead = bulkhead(options.connections, options.connections * QUEUE_PER_CONNECTION);
     const retryOnce = retry(
       handleWhen((e) => e instanceof CallError && e.retryable),
       { maxAttempts: 1, backoff: new ExponentialBackoff({ initialDelay: 50, maxDelay: 150 }) },
     );
-    this.readPolicy = wrap(retryOnce, this.breaker, limit);
-    this.writePolicy = wrap(this.breaker, limit);
+    this.readPolicy = wrap(retryOnce, this.breaker, this.bulkhead);
+    this.writePolicy = wrap(this.breaker, this.bulkhead);
   }
 
   /** closed, open or half-open: for readiness and metrics. */
@@ -193,10 +194,11 @@ export class UpstreamHttp {
       // The signal is not handed to cockatiel: a queued call that it cancels never frees its place in
       // the bulkhead queue. A call whose budget runs out while queued is answered here at once, and
       // leaves the queue as soon as it reaches the front (its request aborts immediately).
-      return await Promise.race([
-        policy.execute(() => this.attempt(request, controller.signal, options)),
-        aborted(controller.signal),
-      ]);
+      const running = policy.execute(() => this.attempt(request, controller.signal, options));
+      // A call that runs at once is bounded by its own request's signal; only a queued one needs the race.
+      return await (this.bulkhead.executionSlots > 0
+        ? running
+        : Promise.race([running, aborted(controller.signal)]));
     } catch (error) {
       if (error instanceof UpstreamError) throw error;
       if (controller.signal.reason === TIMED_OUT) throw this.timeout(method, path);

@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import { formatTable, runBenchmark } from './bench/bench.js';
+
+/** The harness itself, on a tiny run: every figure is produced. Timings are never asserted. */
+describe('benchmark harness', () => {
+  it('produces every figure for every scenario', { timeout: 120_000 }, async () => {
+    const lines: string[] = [];
+    const result = await runBenchmark({ durationSec: 0.3, rounds: 1, connections: 2, warmupSec: 0.1 }, (l) =>
+      lines.push(l),
+    );
+    expect(result.scenarios.map((s) => s.id)).toEqual(['S1', 'S2', 'S3', 'S4', 'S5', 'S6']);
+    for (const s of result.scenarios) {
+      for (const target of [s.gateway, s.baseline]) {
+        expect(target.requests).toBeGreaterThan(0);
+        expect(target.requestsPerSec).toBeGreaterThan(0);
+        expect(Number.isFinite(target.p50Ms)).toBe(true);
+        expect(target.p99Ms).toBeGreaterThanOrEqual(target.p50Ms);
+        expect(Number.isFinite(target.upstreamPerRequest)).toBe(true);
+        expect(target.errors).toBe(0);
+      }
+      expect(s.ratio).toBeGreaterThan(0);
+      expect(s.sameJson).toBe(true);
+    }
+    // One upstream call per suggestion, as the gateway promises.
+    expect(result.scenarios[0]?.gateway.upstreamPerRequest).toBeGreaterThanOrEqual(1);
+    expect(result.peakRssMb.gateway).toBeGreaterThan(0);
+    expect(result.peakRssMb.baseline).toBeGreaterThan(0);
+    expect(lines).toHaveLength(6);
+    expect(formatTable(result)).toContain('S6 | S3 with 10 ms per upstream call');
+  });
+});
