@@ -32,6 +32,7 @@ export interface Config {
   /** How long an open circuit waits before a trial call. */
   circuitHalfOpenMs: number;
   production: boolean;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   introspection: boolean;
   graphiql: boolean;
   fieldSuggestions: boolean;
@@ -92,6 +93,16 @@ function url(env: Env, name: string): string {
   return raw.replace(/\/+$/, '');
 }
 
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+function logLevel(env: Env): Config['logLevel'] {
+  const raw = env.LOG_LEVEL || 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(raw)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${raw}"`);
+  }
+  return raw as Config['logLevel'];
+}
+
 const UPSTREAM_VARS = ['SCAN_URL', 'EXPLORER_URL', 'STAKE_URL'] as const;
 
 export function loadDevnetConfig(env: Env = process.env): DevnetConfig {
@@ -131,6 +142,7 @@ export function loadConfig(env: Env = process.env): Config {
     circuitFailureThreshold: int(env, 'CIRCUIT_FAILURE_THRESHOLD', 5, 1, 1_000),
     circuitHalfOpenMs: int(env, 'CIRCUIT_HALF_OPEN_MS', 10_000, 1, 3_600_000),
     production,
+    logLevel: logLevel(env),
     introspection: bool(env, 'GRAPHQL_INTROSPECTION', !production),
     graphiql: bool(env, 'GRAPHIQL', !production),
     fieldSuggestions: bool(env, 'GRAPHQL_FIELD_SUGGESTIONS', !production),

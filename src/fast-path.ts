@@ -3,6 +3,7 @@ import type { ExecutionResult } from 'graphql';
 import { GraphQLError } from 'graphql';
 import { processRegularResult, type YogaServerInstance } from 'graphql-yoga';
 import type { Context } from './context.js';
+import { attachTrace, finishTrace, startTrace, type Telemetry } from './telemetry.js';
 
 /**
  * The node:http listener of the gateway. The common request, a JSON POST to /graphql asking for
@@ -55,6 +56,7 @@ function headersOf(req: IncomingMessage) {
 export function createRequestListener(
   yoga: YogaServerInstance<Record<string, unknown>, Context>,
   maxBodyBytes: number,
+  telemetry: Telemetry,
 ): RequestListener {
   /** Hands a request whose body was already read to Yoga, as a fetch Request. */
   const toYoga = async (req: IncomingMessage, res: ServerResponse, body: Buffer) => {
@@ -78,7 +80,12 @@ export function createRequestListener(
       if (!res.writableFinished) controller.abort(new Error('client disconnected'));
     };
     res.once('close', onClose);
-    const request = { headers: headersOf(req), signal: controller.signal };
+    const headers = headersOf(req);
+    const request = { headers, signal: controller.signal };
+    const trace = startTrace(headers.get);
+    attachTrace(request, trace);
+    res.setHeader('x-request-id', trace.requestId);
+    res.once('finish', () => finishTrace(telemetry, trace, res.statusCode));
     const {
       parse,
       validate,
@@ -126,6 +133,8 @@ export function createRequestListener(
   };
 
   return (req, res) => {
+    telemetry.metrics.inFlight.inc();
+    res.once('close', () => telemetry.metrics.inFlight.dec());
     if (!eligible(req, maxBodyBytes)) {
       yoga(req, res);
       return;

@@ -4,14 +4,17 @@ import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspection';
 import { GraphQLError, getOperationAST } from 'graphql';
 import { createYoga, maskError, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import { type Logger, pino } from 'pino';
 import type { Config } from './config.js';
 import { bearerToken, type Context } from './context.js';
 import type { UpstreamName } from './errors.js';
 import { createRequestListener } from './fast-path.js';
 import { limitPlugins } from './limits.js';
 import { Loaders, ValidatorCache } from './loaders.js';
+import { GatewayMetrics } from './metrics.js';
 import { usePublicResponseCache } from './response-cache.js';
 import { schema } from './schema/index.js';
+import { traceOf, useTelemetry } from './telemetry.js';
 import { createUpstreams, type Upstreams } from './upstream/index.js';
 
 export type GatewaySettings = Pick<
@@ -31,11 +34,14 @@ export type GatewaySettings = Pick<
 
 export interface GatewayOptions extends GatewaySettings {
   upstreamUrls: Record<UpstreamName, string>;
+  /** Where request lines go; silent when not given (tests pass their own). */
+  logger?: Logger;
   /** Shown in GraphiQL's headers example (the devnet's token in devnet mode). */
   exampleToken?: string;
 }
 
 export interface Gateway {
+  metrics: GatewayMetrics;
   yoga: YogaServerInstance<Record<string, unknown>, Context>;
   /** The node:http listener: Yoga, with a fast path for plain JSON POSTs (see fast-path.ts). */
   listener: RequestListener;
@@ -61,7 +67,11 @@ query Overview {
 `;
 
 /** `/healthz`: the process is up. `/readyz`: 200 only when every upstream answers. */
-function useHealth(upstreams: Upstreams): Plugin {
+/**
+ * `/healthz`: the process is up. `/readyz`: 200 only when every upstream answers.
+ * `/metrics`: Prometheus text.
+ */
+function useOperationalEndpoints(upstreams: Upstreams, metrics: GatewayMetrics): Plugin {
   const json = (status: number, body: unknown) =>
     new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
   return {
@@ -73,6 +83,9 @@ function useHealth(upstreams: Upstreams): Plugin {
         endResponse(
           json(ready ? 200 : 503, { status: ready ? 'ready' : 'not ready', upstreams: upstreamsUp }),
         );
+      } else if (url.pathname === '/metrics') {
+        const text = await metrics.registry.metrics();
+        endResponse(new Response(text, { headers: { 'content-type': metrics.registry.contentType } }));
       }
     },
   };
@@ -118,7 +131,8 @@ const useUserInputCodes: Plugin = {
 
 /** The whole gateway as a Yoga instance, buildable without a socket (tests call `yoga.fetch`). */
 export function createGateway(options: GatewayOptions): Gateway {
-  const upstreams = createUpstreams({
+  const upstreams: Upstreams = createUpstreams({
+    observe: (event) => metrics.observeUpstream(event),
     urls: options.upstreamUrls,
     timeoutMs: options.upstreamTimeoutMs,
     connections: options.upstreamConnections,
@@ -127,7 +141,11 @@ export function createGateway(options: GatewayOptions): Gateway {
       halfOpenAfterMs: options.circuitHalfOpenMs,
     },
   });
-  const validatorCache = new ValidatorCache(options.validatorCacheTtlMs);
+  const metrics = new GatewayMetrics(() => upstreams.circuits());
+  const telemetry = { metrics, logger: options.logger ?? pino({ level: 'silent' }) };
+  const validatorCache = new ValidatorCache(options.validatorCacheTtlMs, Date.now, (hit) =>
+    metrics.observeCache('validators', hit),
+  );
 
   const yoga = createYoga<Record<string, unknown>, Context>({
     schema,
@@ -155,11 +173,16 @@ export function createGateway(options: GatewayOptions): Gateway {
     context: ({ request }): Context => ({
       callerToken: bearerToken(request.headers.get('authorization')),
       explorerToken: options.explorerToken,
-      loaders: new Loaders({ upstreams, validatorCache, signal: request.signal }),
+      loaders: new Loaders({
+        upstreams,
+        validatorCache,
+        scope: { signal: request.signal, trace: traceOf(request) },
+      }),
       maxComplexity: options.limits.complexity,
     }),
     plugins: [
-      useHealth(upstreams),
+      useOperationalEndpoints(upstreams, metrics),
+      useTelemetry(telemetry),
       // A request must carry a header a plain HTML form cannot set (content-type application/json
       // counts), so that a cross-site form POST cannot act with a visitor's cookies.
       useCSRFPrevention({ requestHeaders: ['x-graphql-csrf', 'apollo-require-preflight'] }),
@@ -177,13 +200,20 @@ export function createGateway(options: GatewayOptions): Gateway {
         },
       ),
       ...(options.introspection ? [] : [useDisableIntrospection()]),
-      ...(options.responseCacheTtlMs > 0 ? [usePublicResponseCache(options.responseCacheTtlMs)] : []),
+      ...(options.responseCacheTtlMs > 0
+        ? [
+            usePublicResponseCache(options.responseCacheTtlMs, (hit) =>
+              metrics.observeCache('responses', hit),
+            ),
+          ]
+        : []),
     ],
   });
 
   return {
     yoga,
-    listener: createRequestListener(yoga, options.limits.requestBytes),
+    metrics,
+    listener: createRequestListener(yoga, options.limits.requestBytes, telemetry),
     upstreams,
     close: () => upstreams.close(),
   };

@@ -1,5 +1,6 @@
 import DataLoader from 'dataloader';
 import type { ContractQuery } from './upstream/explorer/client.js';
+import type { CallScope } from './upstream/http.js';
 import type { Upstreams } from './upstream/index.js';
 import type {
   Block,
@@ -48,12 +49,15 @@ export class ValidatorCache {
   constructor(
     private readonly ttlMs: number,
     private readonly now: () => number = Date.now,
+    private readonly onLookup: (hit: boolean) => void = () => {},
   ) {}
 
   get(fetch: () => Promise<ValidatorList>): Promise<ValidatorDirectory> {
     if (this.ttlMs === 0) return fetch().then((list) => new ValidatorDirectory(list));
     const entry = this.entry;
-    if (entry && entry.expires > this.now()) return entry.value;
+    const hit = entry !== null && entry.expires > this.now();
+    this.onLookup(hit);
+    if (hit) return entry.value;
     const value = fetch().then((list) => new ValidatorDirectory(list));
     const fresh = { expires: Number.POSITIVE_INFINITY, value };
     this.entry = fresh;
@@ -86,7 +90,8 @@ function perKey<K, V>(
 export interface LoaderDeps {
   upstreams: Upstreams;
   validatorCache: ValidatorCache;
-  signal?: AbortSignal | undefined;
+  /** The request's abort signal and trace, passed to every upstream call it makes. */
+  scope: CallScope;
 }
 
 /**
@@ -105,14 +110,14 @@ export class Loaders {
   constructor(private readonly deps: LoaderDeps) {}
 
   get suggestions(): DataLoader<string, Suggestions> {
-    const { upstreams, signal } = this.deps;
-    this.suggestionsLoader ??= perKey((text: string) => upstreams.scan.suggestions(text, signal));
+    const { upstreams, scope } = this.deps;
+    this.suggestionsLoader ??= perKey((text: string) => upstreams.scan.suggestions(text, scope));
     return this.suggestionsLoader;
   }
 
   get search(): DataLoader<string, SearchResults> {
-    const { upstreams, signal } = this.deps;
-    this.searchLoader ??= perKey((text: string) => upstreams.scan.search(text, signal));
+    const { upstreams, scope } = this.deps;
+    this.searchLoader ??= perKey((text: string) => upstreams.scan.search(text, scope));
     return this.searchLoader;
   }
 
@@ -131,8 +136,9 @@ export class Loaders {
 
   /** The validator list, read at most once per request (and shared across requests by the cache). */
   validatorDirectory(): Promise<ValidatorDirectory> {
-    const { upstreams, validatorCache } = this.deps;
-    this.directory ??= validatorCache.get(() => upstreams.stake.allValidators());
+    const { upstreams, validatorCache, scope } = this.deps;
+    // Shared by every caller within the TTL, so never cancelled by this one's signal.
+    this.directory ??= validatorCache.get(() => upstreams.stake.allValidators({ trace: scope.trace }));
     return this.directory;
   }
 
@@ -145,29 +151,28 @@ export class Loaders {
   }
 
   get delegations(): DataLoader<{ delegator: string } & PageArgs, Page<Delegation>, string> {
-    const { upstreams, signal } = this.deps;
+    const { upstreams, scope } = this.deps;
     this.delegationsLoader ??= perKey(
-      (k: { delegator: string } & PageArgs) => upstreams.stake.delegations(k.delegator, k, signal),
+      (k: { delegator: string } & PageArgs) => upstreams.stake.delegations(k.delegator, k, scope),
       (k) => JSON.stringify([k.delegator, k.page, k.pageSize, k.cursor]),
     ) as DataLoader<{ delegator: string } & PageArgs, Page<Delegation>, string>;
     return this.delegationsLoader;
   }
 
   get contracts(): DataLoader<{ query: ContractQuery; token: string }, Page<Contract>, string> {
-    const { upstreams, signal } = this.deps;
+    const { upstreams, scope } = this.deps;
     this.contractsLoader ??= perKey(
       (k: { query: ContractQuery; token: string }) =>
-        upstreams.explorer.contractsBySymbol(k.query, k.token, signal),
+        upstreams.explorer.contractsBySymbol(k.query, k.token, scope),
       (k) => JSON.stringify([k.query, k.token]),
     ) as DataLoader<{ query: ContractQuery; token: string }, Page<Contract>, string>;
     return this.contractsLoader;
   }
 
   get failedTransactions(): DataLoader<{ args: PageArgs; token: string }, Page<FailedTransaction>, string> {
-    const { upstreams, signal } = this.deps;
+    const { upstreams, scope } = this.deps;
     this.failedLoader ??= perKey(
-      (k: { args: PageArgs; token: string }) =>
-        upstreams.explorer.failedTransactions(k.args, k.token, signal),
+      (k: { args: PageArgs; token: string }) => upstreams.explorer.failedTransactions(k.args, k.token, scope),
       (k) => JSON.stringify([k.args, k.token]),
     ) as DataLoader<{ args: PageArgs; token: string }, Page<FailedTransaction>, string>;
     return this.failedLoader;
@@ -175,6 +180,6 @@ export class Loaders {
 
   /** Not a loader: a write is sent exactly once and never batched or cached. */
   updateBuybackRound(update: BuybackRoundUpdate, token: string): Promise<BuybackRound> {
-    return this.deps.upstreams.stake.updateBuybackRound(update, token, this.deps.signal);
+    return this.deps.upstreams.stake.updateBuybackRound(update, token, this.deps.scope);
   }
 }

@@ -54,7 +54,11 @@ function isPublic(document: DocumentNode): boolean {
   );
 }
 
-export function usePublicResponseCache(ttlMs: number, maxEntries = 2_000): Plugin {
+export function usePublicResponseCache(
+  ttlMs: number,
+  onLookup: (hit: boolean) => void = () => {},
+  maxEntries = 2_000,
+): Plugin {
   // Parsed documents are cached and reused by Yoga, so each is judged once.
   const verdicts = new WeakMap<DocumentNode, { id: number; public: boolean }>();
   let nextId = 0;
@@ -70,8 +74,10 @@ export function usePublicResponseCache(ttlMs: number, maxEntries = 2_000): Plugi
       if (!verdict.public) return;
       const key = `${verdict.id}\u0000${args.operationName ?? ''}\u0000${JSON.stringify(args.variableValues ?? {})}`;
       const hit = entries.get(key);
-      if (hit && hit.expires > Date.now()) {
-        setResultAndStopExecution(hit.result);
+      const fresh = hit !== undefined && hit.expires > Date.now();
+      onLookup(fresh);
+      if (fresh) {
+        setResultAndStopExecution((hit as { result: ExecutionResult }).result);
         return;
       }
       return {

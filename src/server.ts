@@ -1,6 +1,7 @@
 /** `npm start`: the gateway on HOST:PORT, on the embedded devnet when no upstream is configured. */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { pino } from 'pino';
 import { type Config, ConfigError, loadConfig } from './config.js';
 import { type Devnet, startDevnet } from './devnet/index.js';
 import { createGateway } from './gateway.js';
@@ -14,8 +15,23 @@ async function main(config: Config): Promise<void> {
       ports: config.devnet.ports,
     });
   }
+  // One JSON line per GraphQL request (pretty in a terminal). The startup banner below is plain
+  // text for the person who started the process, not a log line.
+  const logger = pino({
+    level: config.logLevel,
+    redact: { paths: ['authorization', '*.authorization', 'token', '*.token'], censor: '[redacted]' },
+    ...(process.stdout.isTTY
+      ? {
+          transport: {
+            target: 'pino-pretty',
+            options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' },
+          },
+        }
+      : {}),
+  });
   const gateway = createGateway({
     ...config,
+    logger,
     upstreamUrls: config.upstreams ?? (devnet as Devnet).urls,
     ...(devnet ? { exampleToken: devnet.token } : {}),
   });

@@ -13,6 +13,8 @@ import {
 } from 'cockatiel';
 import { Pool } from 'undici';
 import { type ErrorCode, UpstreamError, type UpstreamName } from '../errors.js';
+import type { UpstreamCallEvent } from '../metrics.js';
+import { type RequestTrace, upstreamHeaders } from '../telemetry.js';
 
 /**
  * HTTP to one upstream origin. A keep-alive undici Pool with a connection cap, and around each call
@@ -43,15 +45,23 @@ export interface UpstreamHttpOptions {
   connections: number;
   maxResponseBytes?: number;
   resilience?: ResilienceOptions;
+  /** Told of every HTTP request sent, when it ends (metrics). */
+  observe?: (event: UpstreamCallEvent) => void;
 }
 
 export type QueryValue = string | number | null | undefined;
 
-export interface CallOptions {
-  query?: Record<string, QueryValue>;
-  headers?: Record<string, string>;
+/** What a call carries of the GraphQL request it serves. */
+export interface CallScope {
   /** The caller's signal: when the client goes away, the upstream call is cancelled. */
   signal?: AbortSignal | undefined;
+  /** Its request id and trace, sent upstream; it counts the calls made. */
+  trace?: RequestTrace | undefined;
+}
+
+export interface CallOptions extends CallScope {
+  query?: Record<string, QueryValue>;
+  headers?: Record<string, string>;
   /** Maps an upstream non-2xx status to a code and message of the contract (default: UPSTREAM_ERROR). */
   statusError?: (status: number) => { code: ErrorCode; message?: string } | undefined;
 }
@@ -115,6 +125,7 @@ export class UpstreamHttp {
   private readonly pool: Pool;
   private readonly basePath: string;
   private readonly timeoutMs: number;
+  private readonly observe: ((event: UpstreamCallEvent) => void) | undefined;
   private readonly breaker;
   private readonly bulkhead;
   private readonly readPolicy: IPolicy;
@@ -125,6 +136,7 @@ export class UpstreamHttp {
     const resilience = options.resilience ?? DEFAULT_RESILIENCE;
     this.name = options.name;
     this.timeoutMs = options.timeoutMs;
+    this.observe = options.observe;
     this.basePath = url.pathname.replace(/\/+$/, '');
     this.pool = new Pool(url.origin, {
       connections: options.connections,
@@ -181,11 +193,13 @@ export class UpstreamHttp {
     else caller?.addEventListener('abort', onCallerAbort, { once: true });
     const request = {
       method,
+      endpoint: this.basePath + path,
       path: this.basePath + buildPath(path, options.query),
       headers: {
         accept: 'application/json',
         ...options.headers,
         ...(body ? { 'content-type': 'application/json' } : {}),
+        ...(options.trace ? upstreamHeaders(options.trace) : {}),
       },
       body,
     };
@@ -231,20 +245,34 @@ export class UpstreamHttp {
   }
 
   private async attempt(
-    request: { method: string; path: string; headers: Record<string, string>; body: string | undefined },
+    request: {
+      method: string;
+      endpoint: string;
+      path: string;
+      headers: Record<string, string>;
+      body: string | undefined;
+    },
     signal: AbortSignal,
     options: CallOptions,
   ): Promise<UpstreamResponse> {
+    if (options.trace) options.trace.upstreamCalls++;
+    const started = performance.now();
     let status: number;
     let text: string;
     try {
-      const res = await this.pool.request({ ...request, method: request.method as 'GET' | 'PUT', signal });
+      const { endpoint: _, ...sent } = request;
+      const res = await this.pool.request({ ...sent, method: request.method as 'GET' | 'PUT', signal });
       status = res.statusCode;
       text = await res.body.text();
     } catch (error) {
+      const code = (error as { code?: string }).code ?? '';
+      this.report(
+        request.endpoint,
+        signal.reason === TIMED_OUT ? 'timeout' : signal.aborted ? 'aborted' : code || 'error',
+        started,
+      );
       if (signal.reason === TIMED_OUT) throw this.timeout(request.method, request.path);
       if (signal.aborted) throw signal.reason ?? error;
-      const code = (error as { code?: string }).code ?? '';
       const failure = new CallError(
         this.name,
         code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE' ? 'UPSTREAM_ERROR' : classify(code),
@@ -254,7 +282,12 @@ export class UpstreamHttp {
       failure.breaksCircuit = true;
       throw failure;
     }
+    this.report(request.endpoint, String(status), started);
     return this.interpret(status, text, options);
+  }
+
+  private report(endpoint: string, status: string, started: number): void {
+    this.observe?.({ upstream: this.name, endpoint, status, seconds: (performance.now() - started) / 1000 });
   }
 
   private interpret(status: number, text: string, options: CallOptions): UpstreamResponse {

@@ -1,4 +1,5 @@
 import type { UpstreamName } from '../errors.js';
+import type { UpstreamCallEvent } from '../metrics.js';
 import { ExplorerClient } from './explorer/client.js';
 import { type ResilienceOptions, UpstreamHttp } from './http.js';
 import { ScanClient } from './scan/client.js';
@@ -9,6 +10,7 @@ export interface UpstreamSettings {
   timeoutMs: number;
   connections: number;
   resilience: ResilienceOptions;
+  observe?: (event: UpstreamCallEvent) => void;
 }
 
 export interface Upstreams {
@@ -37,6 +39,7 @@ export function createUpstreams(settings: UpstreamSettings): Upstreams {
       timeoutMs: settings.timeoutMs,
       connections: settings.connections,
       resilience: settings.resilience,
+      ...(settings.observe ? { observe: settings.observe } : {}),
     });
   const http = { scan: connect('scan'), explorer: connect('explorer'), stake: connect('stake') };
   const ping = async (name: UpstreamName) => {

@@ -1,6 +1,6 @@
 import { UpstreamError } from '../../errors.js';
 import { int, list, loose, type Obj, obj } from '../decode.js';
-import type { QueryValue, UpstreamHttp } from '../http.js';
+import type { CallScope, QueryValue, UpstreamHttp } from '../http.js';
 import type { Contract, FailedTransaction, Page, PageArgs } from '../models.js';
 import { decodeBody, pageQuery, toPageInfo } from '../rest.js';
 
@@ -55,25 +55,25 @@ const toFailedTransaction = (value: unknown): FailedTransaction => {
 export class ExplorerClient {
   constructor(private readonly http: UpstreamHttp) {}
 
-  contractsBySymbol(query: ContractQuery, token: string, signal?: AbortSignal): Promise<Page<Contract>> {
+  contractsBySymbol(query: ContractQuery, token: string, scope: CallScope = {}): Promise<Page<Contract>> {
     return this.page(
       '/api/v1/contract/info/by-symbol',
       { symbol: query.symbol, chainId: query.chainId, contractType: query.contractType, ...pageQuery(query) },
       'contracts',
       toContract,
       token,
-      signal,
+      scope,
     );
   }
 
-  failedTransactions(args: PageArgs, token: string, signal?: AbortSignal): Promise<Page<FailedTransaction>> {
+  failedTransactions(args: PageArgs, token: string, scope: CallScope = {}): Promise<Page<FailedTransaction>> {
     return this.page(
       '/api/v1/transaction/failed-24h',
       pageQuery(args),
       'transactions',
       toFailedTransaction,
       token,
-      signal,
+      scope,
     );
   }
 
@@ -83,12 +83,12 @@ export class ExplorerClient {
     key: string,
     map: (value: unknown) => T,
     token: string,
-    signal?: AbortSignal,
+    scope: CallScope = {},
   ): Promise<Page<T>> {
     const { body } = await this.http.get(path, {
       query,
       headers: { authorization: `Bearer ${token}` },
-      signal,
+      ...scope,
     });
     return decodeBody('explorer', 'envelope', body, (envelope: Obj) => {
       const code = int(envelope, 'code');

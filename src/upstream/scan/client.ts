@@ -1,5 +1,5 @@
 import { bool, int, list, type Obj, obj, ShapeError, str } from '../decode.js';
-import type { UpstreamHttp } from '../http.js';
+import type { CallScope, UpstreamHttp } from '../http.js';
 import type {
   Address,
   Block,
@@ -97,13 +97,13 @@ function toSearchResults(s: Obj): SearchResults {
 export class ScanClient {
   constructor(private readonly http: UpstreamHttp) {}
 
-  async suggestions(text: string, signal?: AbortSignal): Promise<Suggestions> {
-    const { body } = await this.http.get('/api/v1/dex/search', { query: { q: text }, signal });
+  async suggestions(text: string, scope: CallScope = {}): Promise<Suggestions> {
+    const { body } = await this.http.get('/api/v1/dex/search', { query: { q: text }, ...scope });
     return decodeBody('scan', 'suggestions', body, toSuggestions);
   }
 
-  async search(text: string, signal?: AbortSignal): Promise<SearchResults> {
-    const { body } = await this.http.get('/api/v1/search', { query: { q: text }, signal });
+  async search(text: string, scope: CallScope = {}): Promise<SearchResults> {
+    const { body } = await this.http.get('/api/v1/search', { query: { q: text }, ...scope });
     return decodeBody('scan', 'search results', body, toSearchResults);
   }
 }

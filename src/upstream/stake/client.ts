@@ -1,5 +1,5 @@
 import { bool, decimal, int, list, num, type Obj, obj, str, strings } from '../decode.js';
-import type { UpstreamHttp } from '../http.js';
+import type { CallScope, UpstreamHttp } from '../http.js';
 import type {
   BuybackRound,
   BuybackRoundUpdate,
@@ -113,10 +113,10 @@ interface ValidatorPage extends ValidatorList {
 export class StakeClient {
   constructor(private readonly http: UpstreamHttp) {}
 
-  async delegations(delegator: string, args: PageArgs, signal?: AbortSignal): Promise<Page<Delegation>> {
+  async delegations(delegator: string, args: PageArgs, scope: CallScope = {}): Promise<Page<Delegation>> {
     const { body } = await this.http.get('/stake/delegator/delegations', {
       query: { delegator_address: delegator, ...pageQuery(args) },
-      signal,
+      ...scope,
     });
     return decodeBody('stake', 'delegations', body, (o) => ({
       nodes: list(o.delegation_responses, 'delegation_responses').map(toDelegation),
@@ -124,10 +124,10 @@ export class StakeClient {
     }));
   }
 
-  private async validatorPage(page: number, signal?: AbortSignal): Promise<ValidatorPage> {
+  private async validatorPage(page: number, scope: CallScope = {}): Promise<ValidatorPage> {
     const { body } = await this.http.get('/stake/validators', {
       query: pageQuery({ page, pageSize: VALIDATOR_PAGE_SIZE }),
-      signal,
+      ...scope,
     });
     return decodeBody('stake', 'validators', body, (o) => {
       const pageInfo = toPageInfo(o.pagination);
@@ -144,16 +144,16 @@ export class StakeClient {
    * The whole validator list: the first page tells how many there are, the rest are fetched
    * concurrently; `has_next` of the last page is followed in case the list grew meanwhile.
    */
-  async allValidators(signal?: AbortSignal): Promise<ValidatorList> {
-    const first = await this.validatorPage(1, signal);
+  async allValidators(scope: CallScope = {}): Promise<ValidatorList> {
+    const first = await this.validatorPage(1, scope);
     const pages = [first];
     if (first.hasNext) {
       const rest = Array.from({ length: Math.max(first.totalPages - 1, 1) }, (_, i) =>
-        this.validatorPage(i + 2, signal),
+        this.validatorPage(i + 2, scope),
       );
       pages.push(...(await Promise.all(rest)));
       while ((pages.at(-1) as ValidatorPage).hasNext)
-        pages.push(await this.validatorPage(pages.length + 1, signal));
+        pages.push(await this.validatorPage(pages.length + 1, scope));
     }
     const seen = new Set<string>();
     const validators = pages
@@ -165,7 +165,7 @@ export class StakeClient {
   async updateBuybackRound(
     update: BuybackRoundUpdate,
     token: string,
-    signal?: AbortSignal,
+    scope: CallScope = {},
   ): Promise<BuybackRound> {
     const body = {
       round_id: update.roundId,
@@ -177,7 +177,7 @@ export class StakeClient {
     };
     const res = await this.http.put('/stake/buyback/rounds', body, {
       headers: { authorization: `Bearer ${token}` },
-      signal,
+      ...scope,
       statusError: (status) =>
         status === 404
           ? {

@@ -1,0 +1,94 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { UpstreamName } from './errors.js';
+
+/** What an upstream call reports when it ends (see upstream/http.ts). */
+export interface UpstreamCallEvent {
+  upstream: UpstreamName;
+  /** The path without its query: a bounded label. */
+  endpoint: string;
+  /** HTTP status, or the failure when no answer came. */
+  status: string;
+  seconds: number;
+}
+
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/**
+ * The gateway's Prometheus metrics, in a registry of its own (one per gateway, so that tests can
+ * build several). Served as text on GET /metrics.
+ */
+export class GatewayMetrics {
+  readonly registry = new Registry();
+  private readonly requests = new Counter({
+    name: 'graphql_requests_total',
+    help: 'GraphQL requests by operation name and outcome (ok, partial, error, invalid).',
+    labelNames: ['operation', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  private readonly duration = new Histogram({
+    name: 'graphql_request_duration_seconds',
+    help: 'Time to answer a GraphQL request, by operation name.',
+    labelNames: ['operation'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+  private readonly errors = new Counter({
+    name: 'graphql_errors_total',
+    help: 'GraphQL responses carrying an error, by extensions.code.',
+    labelNames: ['code'] as const,
+    registers: [this.registry],
+  });
+  private readonly upstreamRequests = new Counter({
+    name: 'upstream_requests_total',
+    help: 'HTTP requests to the upstreams, by upstream, endpoint and status (or failure).',
+    labelNames: ['upstream', 'endpoint', 'status'] as const,
+    registers: [this.registry],
+  });
+  private readonly upstreamDuration = new Histogram({
+    name: 'upstream_request_duration_seconds',
+    help: 'Time of one HTTP request to an upstream, by upstream and endpoint.',
+    labelNames: ['upstream', 'endpoint'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+  private readonly cache = new Counter({
+    name: 'cache_requests_total',
+    help: 'Lookups in the shared caches (validator list, public responses), by result.',
+    labelNames: ['cache', 'result'] as const,
+    registers: [this.registry],
+  });
+  readonly inFlight = new Gauge({
+    name: 'http_requests_in_flight',
+    help: 'HTTP requests being answered.',
+    registers: [this.registry],
+  });
+
+  constructor(circuits: () => Record<UpstreamName, 'closed' | 'open' | 'half-open'>) {
+    const state = { closed: 0, 'half-open': 1, open: 2 } as const;
+    new Gauge({
+      name: 'upstream_circuit_state',
+      help: 'Circuit breaker of each upstream: 0 closed, 1 half-open, 2 open.',
+      labelNames: ['upstream'] as const,
+      registers: [this.registry],
+      collect() {
+        for (const [upstream, s] of Object.entries(circuits())) this.set({ upstream }, state[s]);
+      },
+    });
+    collectDefaultMetrics({ register: this.registry });
+  }
+
+  observeRequest(operation: string, outcome: string, codes: readonly string[], seconds: number): void {
+    this.requests.inc({ operation, outcome });
+    this.duration.observe({ operation }, seconds);
+    for (const code of codes) this.errors.inc({ code });
+  }
+
+  observeUpstream(event: UpstreamCallEvent): void {
+    this.upstreamRequests.inc({ upstream: event.upstream, endpoint: event.endpoint, status: event.status });
+    this.upstreamDuration.observe({ upstream: event.upstream, endpoint: event.endpoint }, event.seconds);
+  }
+
+  observeCache(cache: 'validators' | 'responses', hit: boolean): void {
+    this.cache.inc({ cache, result: hit ? 'hit' : 'miss' });
+  }
+}

@@ -1,0 +1,176 @@
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Devnet, startDevnet } from '../../src/devnet/index.js';
+import { createGateway, type Gateway } from '../../src/gateway.js';
+import { listen, testSettings } from './helpers.js';
+
+/** Metrics, request logs, request ids and trace propagation, seen from outside. */
+
+let devnet: Devnet;
+let gateway: Gateway;
+let http: Awaited<ReturnType<typeof listen>>;
+const lines: Record<string, unknown>[] = [];
+const raw: string[] = [];
+
+beforeAll(async () => {
+  devnet = await startDevnet({ seed: 'telemetry', record: true });
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      raw.push(chunk.toString());
+      lines.push(JSON.parse(chunk.toString()));
+      done();
+    },
+  });
+  gateway = createGateway({
+    ...testSettings({ validatorCacheTtlMs: 60_000 }),
+    upstreamUrls: devnet.urls,
+    logger: pino({ level: 'info' }, sink),
+  });
+  http = await listen(gateway);
+});
+afterAll(async () => {
+  await http.close();
+  await gateway.close();
+  await devnet.close();
+});
+
+const post = (body: unknown, headers: Record<string, string> = {}) =>
+  fetch(http.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
+
+describe('request ids and traces', () => {
+  it('returns and forwards the caller’s x-request-id and continues its traceparent', async () => {
+    devnet.resetRecords();
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const res = await post(
+      {
+        query:
+          'query Portfolio { validatorStatistics { totalValidators } searchSuggestions(query: "9") { query } }',
+      },
+      { 'x-request-id': 'req-42', traceparent: `00-${traceId}-00f067aa0ba902b7-01` },
+    );
+    expect(res.headers.get('x-request-id')).toBe('req-42');
+    expect(devnet.requests.length).toBeGreaterThan(1);
+    const spans = new Set<string>();
+    for (const r of devnet.requests) {
+      expect(r.headers['x-request-id']).toBe('req-42');
+      const [version, trace, span, flags] = String(r.headers.traceparent).split('-');
+      expect([version, trace, flags]).toEqual(['00', traceId, '01']);
+      expect(span).toMatch(/^[0-9a-f]{16}$/);
+      expect(span).not.toBe('00f067aa0ba902b7');
+      spans.add(span as string);
+    }
+    expect(spans.size).toBe(devnet.requests.length);
+  });
+
+  it('makes up a request id and a trace when the caller sends none or a malformed one, on both paths', async () => {
+    const variants: Record<string, string>[] = [
+      {},
+      { 'x-request-id': 'bad id\twith spaces', traceparent: 'garbage' },
+    ];
+    for (const headers of variants) {
+      devnet.resetRecords();
+      const fast = await post({ query: '{ search(query: "7") { query } }' }, headers);
+      const id = fast.headers.get('x-request-id');
+      expect(id).toMatch(/^[0-9a-f-]{36}$/);
+      expect(devnet.requests[0]?.headers['x-request-id']).toBe(id);
+      expect(String(devnet.requests[0]?.headers.traceparent)).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
+    }
+    const viaYoga = await gateway.yoga.fetch('http://gateway.test/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-request-id': 'yoga-path-1' },
+      body: JSON.stringify({ query: '{ __typename }' }),
+    });
+    expect(viaYoga.headers.get('x-request-id')).toBe('yoga-path-1');
+  });
+});
+
+describe('request logs', () => {
+  it('writes one line per request with id, operation, duration, upstream calls and codes, and no secrets', async () => {
+    lines.length = 0;
+    raw.length = 0;
+    const token = 'super-secret-token-value';
+    const text = 'my private search phrase';
+    await post(
+      { query: 'query Box($q: String!) { searchSuggestions(query: $q) { query } }', variables: { q: text } },
+      {
+        authorization: `Bearer ${token}`,
+        'x-request-id': 'log-1',
+      },
+    );
+    await post({ query: 'query Contracts { contractsBySymbol(symbol: "USDT") { nodes { address } } }' });
+    await post(
+      { query: 'query Failing { failedTransactions { nodes { hash } } }' },
+      { authorization: `Bearer ${token}` },
+    );
+    expect(lines).toHaveLength(3);
+    expect(lines[0]).toMatchObject({
+      msg: 'graphql request',
+      requestId: 'log-1',
+      traceId: expect.stringMatching(/^[0-9a-f]{32}$/),
+      operation: 'Box',
+      outcome: 'ok',
+      status: 200,
+      durationMs: expect.any(Number),
+      upstreamCalls: 1,
+      errorCodes: [],
+    });
+    expect(lines[1]).toMatchObject({
+      operation: 'Contracts',
+      outcome: 'error',
+      upstreamCalls: 0,
+      errorCodes: ['UNAUTHENTICATED'],
+    });
+    expect(lines[2]).toMatchObject({
+      operation: 'Failing',
+      upstreamCalls: 1,
+      errorCodes: ['UNAUTHENTICATED'],
+    });
+    const all = raw.join('');
+    for (const secret of [token, text, 'authorization', 'Bearer']) expect(all).not.toContain(secret);
+  });
+});
+
+describe('metrics', () => {
+  it('serves Prometheus text with request, error, upstream, cache, circuit and in-flight series', async () => {
+    await post({ query: 'query Stats { validatorStatistics { totalValidators } }' });
+    await post({ query: 'query Stats { validatorStatistics { totalValidators } }' });
+    await post({ query: 'query Bad { validators(page: 0) { nodes { moniker } } }' });
+    const res = await fetch(http.url.replace('/graphql', '/metrics'));
+    expect(res.headers.get('content-type')).toContain('text/plain');
+    const text = await res.text();
+    const value = (pattern: RegExp) => Number(pattern.exec(text)?.[1] ?? Number.NaN);
+    expect(value(/^graphql_requests_total\{operation="Stats",outcome="ok"\} (\d+)/m)).toBe(2);
+    expect(value(/^graphql_requests_total\{operation="Bad",outcome="error"\} (\d+)/m)).toBe(1);
+    expect(value(/^graphql_errors_total\{code="BAD_USER_INPUT"\} (\d+)/m)).toBeGreaterThanOrEqual(1);
+    expect(value(/^graphql_request_duration_seconds_count\{operation="Stats"\} (\d+)/m)).toBe(2);
+    expect(
+      value(
+        /^upstream_requests_total\{upstream="stake",endpoint="\/stake\/validators",status="200"\} (\d+)/m,
+      ),
+    ).toBeGreaterThanOrEqual(2);
+    expect(text).toMatch(
+      /^upstream_request_duration_seconds_bucket\{le="0.005",upstream="stake",endpoint="\/stake\/validators"\} \d+/m,
+    );
+    expect(value(/^cache_requests_total\{cache="validators",result="hit"\} (\d+)/m)).toBeGreaterThanOrEqual(
+      1,
+    );
+    expect(value(/^cache_requests_total\{cache="validators",result="miss"\} (\d+)/m)).toBeGreaterThanOrEqual(
+      1,
+    );
+    expect(value(/^upstream_circuit_state\{upstream="stake"\} (\d+)/m)).toBe(0);
+    expect(value(/^http_requests_in_flight (\d+)/m)).toBe(1);
+    expect(text).toMatch(/^process_resident_memory_bytes \d+/m);
+  });
+
+  it('bounds operation-name labels that callers control', async () => {
+    await post({ query: 'query Weird { __typename }', operationName: 'Weird' });
+    await post({ query: '{ __typename }', operationName: 'not-valid!' });
+    const text = await (await fetch(http.url.replace('/graphql', '/metrics'))).text();
+    expect(text).not.toContain('not-valid!');
+  });
+});
