@@ -7,7 +7,8 @@ const config: CodegenConfig = {
   generates: {
     'test/generated/': {
       preset: 'client',
-      presetConfig: { fragmentMasking: false },
+      // persisted-documents.json: the manifest a gateway started with PERSISTED_OPERATIONS accepts.
+      presetConfig: { fragmentMasking: false, persistedDocuments: true },
       config: {
         useTypeImports: true,
         emitLegacyCommonJSImports: false,

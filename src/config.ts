@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+
 /**
  * The only reader of process.env: every setting of the gateway and the devnet, parsed, checked and
  * frozen once at start. A bad value stops the process with a message naming the variable.
@@ -43,6 +45,8 @@ export interface Config {
   /** How long whole responses of public, cacheable queries are reused; 0 turns the cache off. */
   responseCacheTtlMs: number;
   limits: Limits;
+  /** A persisted-documents manifest (hash → document): when set, only those operations run. */
+  persistedOperationsFile: string | null;
   devnet: DevnetConfig;
 }
 
@@ -159,6 +163,25 @@ export function loadConfig(env: Env = process.env): Config {
       complexity: int(env, 'MAX_COMPLEXITY', 3_000, 1, 10_000_000),
       batch: int(env, 'BATCH_LIMIT', 0, 0, 100),
     }),
+    persistedOperationsFile: env.PERSISTED_OPERATIONS || null,
     devnet: loadDevnetConfig(env),
   });
+}
+
+/** Reads a persisted-documents manifest: a JSON object of operation id → document text. */
+export function loadPersistedOperations(path: string): Readonly<Record<string, string>> {
+  let manifest: unknown;
+  try {
+    manifest = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new ConfigError(`PERSISTED_OPERATIONS: cannot read ${path}: ${(error as Error).message}`);
+  }
+  if (typeof manifest !== 'object' || manifest === null || Array.isArray(manifest)) {
+    throw new ConfigError(`PERSISTED_OPERATIONS: ${path} is not a JSON object of id → document`);
+  }
+  for (const [id, document] of Object.entries(manifest)) {
+    if (typeof document !== 'string')
+      throw new ConfigError(`PERSISTED_OPERATIONS: entry ${id} is not a document string`);
+  }
+  return Object.freeze(manifest as Record<string, string>);
 }

@@ -57,6 +57,8 @@ export function createRequestListener(
   yoga: YogaServerInstance<Record<string, unknown>, Context>,
   maxBodyBytes: number,
   telemetry: Telemetry,
+  /** Off when only persisted operations may run: the fast path runs any document it is given. */
+  fastPath = true,
 ): RequestListener {
   /** Hands a request whose body was already read to Yoga, as a fetch Request. */
   const toYoga = async (req: IncomingMessage, res: ServerResponse, body: Buffer) => {
@@ -135,7 +137,7 @@ export function createRequestListener(
   return (req, res) => {
     telemetry.metrics.inFlight.inc();
     res.once('close', () => telemetry.metrics.inFlight.dec());
-    if (!eligible(req, maxBodyBytes)) {
+    if (!fastPath || !eligible(req, maxBodyBytes)) {
       yoga(req, res);
       return;
     }

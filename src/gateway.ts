@@ -2,6 +2,7 @@ import type { RequestListener } from 'node:http';
 import { useGraphQlJit } from '@envelop/graphql-jit';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspection';
+import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
 import { GraphQLError, getOperationAST } from 'graphql';
 import { createYoga, maskError, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { type Logger, pino } from 'pino';
@@ -36,6 +37,8 @@ export interface GatewayOptions extends GatewaySettings {
   upstreamUrls: Record<UpstreamName, string>;
   /** Where request lines go; silent when not given (tests pass their own). */
   logger?: Logger;
+  /** Persisted operations (id → document): when given, no other operation runs. */
+  persistedOperations?: Readonly<Record<string, string>> | null;
   /** Shown in GraphiQL's headers example (the devnet's token in devnet mode). */
   exampleToken?: string;
 }
@@ -91,6 +94,34 @@ function useOperationalEndpoints(upstreams: Upstreams, metrics: GatewayMetrics):
   };
 }
 
+/**
+ * Only the operations of a persisted-documents manifest (as graphql-codegen's client preset writes
+ * it), by `documentId` or Apollo's `extensions.persistedQuery.sha256Hash`; any other document is
+ * refused before it is parsed.
+ */
+function usePersistedOnly(manifest: Readonly<Record<string, string>>): Plugin {
+  return usePersistedOperations({
+    extractPersistedOperationId: (params) => {
+      const documentId = (params as { documentId?: unknown }).documentId;
+      if (typeof documentId === 'string') return documentId;
+      const apollo = (
+        params.extensions as { persistedQuery?: { version?: number; sha256Hash?: unknown } } | undefined
+      )?.persistedQuery;
+      return apollo?.version === 1 && typeof apollo.sha256Hash === 'string' ? apollo.sha256Hash : null;
+    },
+    getPersistedOperation: (id) => manifest[id] ?? manifest[`sha256:${id}`] ?? null,
+    allowArbitraryOperations: false,
+    customErrors: {
+      notFound: { message: 'Unknown persisted operation.', extensions: { code: 'BAD_USER_INPUT' } },
+      persistedQueryOnly: {
+        message: 'Only persisted operations are accepted.',
+        extensions: { code: 'BAD_USER_INPUT' },
+      },
+      keyNotFound: { message: 'Send a persisted operation id.', extensions: { code: 'BAD_USER_INPUT' } },
+    },
+  });
+}
+
 /** The same error with `extensions.code` set to BAD_USER_INPUT, unless it already has a code. */
 function asUserInputError(error: GraphQLError): GraphQLError {
   if (error.extensions?.code !== undefined) return error;
@@ -141,6 +172,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       halfOpenAfterMs: options.circuitHalfOpenMs,
     },
   });
+  const persisted = options.persistedOperations ?? null;
   const metrics = new GatewayMetrics(() => upstreams.circuits());
   const telemetry = { metrics, logger: options.logger ?? pino({ level: 'silent' }) };
   const validatorCache = new ValidatorCache(options.validatorCacheTtlMs, Date.now, (hit) =>
@@ -183,6 +215,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     plugins: [
       useOperationalEndpoints(upstreams, metrics),
       useTelemetry(telemetry),
+      ...(persisted ? [usePersistedOnly(persisted)] : []),
       // A request must carry a header a plain HTML form cannot set (content-type application/json
       // counts), so that a cross-site form POST cannot act with a visitor's cookies.
       useCSRFPrevention({ requestHeaders: ['x-graphql-csrf', 'apollo-require-preflight'] }),
@@ -213,7 +246,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   return {
     yoga,
     metrics,
-    listener: createRequestListener(yoga, options.limits.requestBytes, telemetry),
+    listener: createRequestListener(yoga, options.limits.requestBytes, telemetry, !persisted),
     upstreams,
     close: () => upstreams.close(),
   };

@@ -2,7 +2,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
-import { type Config, ConfigError, loadConfig } from './config.js';
+import { type Config, ConfigError, loadConfig, loadPersistedOperations } from './config.js';
 import { type Devnet, startDevnet } from './devnet/index.js';
 import { createGateway } from './gateway.js';
 
@@ -32,6 +32,9 @@ async function main(config: Config): Promise<void> {
   const gateway = createGateway({
     ...config,
     logger,
+    persistedOperations: config.persistedOperationsFile
+      ? loadPersistedOperations(config.persistedOperationsFile)
+      : null,
     upstreamUrls: config.upstreams ?? (devnet as Devnet).urls,
     ...(devnet ? { exampleToken: devnet.token } : {}),
   });
