@@ -1,9 +1,9 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { ExecutionResult } from 'graphql';
-import { GraphQLError } from 'graphql';
+import { GraphQLError, getOperationAST } from 'graphql';
 import { processRegularResult, type YogaServerInstance } from 'graphql-yoga';
 import type { Context } from './context.js';
-import { attachTrace, finishTrace, startTrace, type Telemetry } from './telemetry.js';
+import { attachTrace, finishTrace, recordResult, startTrace, type Telemetry } from './telemetry.js';
 
 /**
  * The node:http listener of the gateway. The common request, a JSON POST to /graphql asking for
@@ -56,7 +56,7 @@ function headersOf(req: IncomingMessage) {
 export function createRequestListener(
   yoga: YogaServerInstance<Record<string, unknown>, Context>,
   maxBodyBytes: number,
-  telemetry: Telemetry,
+  telemetry: Telemetry & { operationLabel: (name: unknown) => string },
   /** Off when only persisted operations may run: the fast path runs any document it is given. */
   fastPath = true,
 ): RequestListener {
@@ -98,6 +98,9 @@ export function createRequestListener(
     let result: ExecutionResult;
     try {
       const document = parse(params.query);
+      trace.operation = telemetry.operationLabel(
+        params.operationName ?? getOperationAST(document, params.operationName)?.name?.value,
+      );
       const errors = validate(schema, document);
       result =
         errors.length > 0
@@ -114,6 +117,7 @@ export function createRequestListener(
       result = { errors: [error instanceof GraphQLError ? error : new GraphQLError('Unexpected error.')] };
     }
     if (res.destroyed) return;
+    recordResult(trace, result);
     if (!result.errors) {
       // No errors, no internals to strip: the common case skips the Response object entirely.
       const stringify = (result as { stringify?: (r: unknown) => string }).stringify ?? JSON.stringify;

@@ -15,7 +15,7 @@ import { Loaders, ValidatorCache } from './loaders.js';
 import { GatewayMetrics } from './metrics.js';
 import { usePublicResponseCache } from './response-cache.js';
 import { schema } from './schema/index.js';
-import { traceOf, useTelemetry } from './telemetry.js';
+import { operationLabeler, traceOf, useTelemetry } from './telemetry.js';
 import { createUpstreams, type Upstreams } from './upstream/index.js';
 
 export type GatewaySettings = Pick<
@@ -175,6 +175,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   const persisted = options.persistedOperations ?? null;
   const metrics = new GatewayMetrics(() => upstreams.circuits());
   const telemetry = { metrics, logger: options.logger ?? pino({ level: 'silent' }) };
+  const operationLabel = operationLabeler();
   const validatorCache = new ValidatorCache(options.validatorCacheTtlMs, Date.now, (hit) =>
     metrics.observeCache('validators', hit),
   );
@@ -214,7 +215,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     }),
     plugins: [
       useOperationalEndpoints(upstreams, metrics),
-      useTelemetry(telemetry),
+      useTelemetry(telemetry, operationLabel),
       ...(persisted ? [usePersistedOnly(persisted)] : []),
       // A request must carry a header a plain HTML form cannot set (content-type application/json
       // counts), so that a cross-site form POST cannot act with a visitor's cookies.
@@ -246,7 +247,12 @@ export function createGateway(options: GatewayOptions): Gateway {
   return {
     yoga,
     metrics,
-    listener: createRequestListener(yoga, options.limits.requestBytes, telemetry, !persisted),
+    listener: createRequestListener(
+      yoga,
+      options.limits.requestBytes,
+      { ...telemetry, operationLabel },
+      !persisted,
+    ),
     upstreams,
     close: () => upstreams.close(),
   };

@@ -77,15 +77,30 @@ export class GatewayMetrics {
     collectDefaultMetrics({ register: this.registry });
   }
 
-  observeRequest(operation: string, outcome: string, codes: readonly string[], seconds: number): void {
-    this.requests.inc({ operation, outcome });
-    this.duration.observe({ operation }, seconds);
-    for (const code of codes) this.errors.inc({ code });
+  // Labelled children looked up once per label set: prom-client hashes the labels on every call otherwise.
+  private readonly children = new Map<string, unknown>();
+  private child<T>(key: string, make: () => T): T {
+    let child = this.children.get(key) as T | undefined;
+    if (child === undefined) {
+      child = make();
+      this.children.set(key, child);
+    }
+    return child;
   }
 
-  observeUpstream(event: UpstreamCallEvent): void {
-    this.upstreamRequests.inc({ upstream: event.upstream, endpoint: event.endpoint, status: event.status });
-    this.upstreamDuration.observe({ upstream: event.upstream, endpoint: event.endpoint }, event.seconds);
+  observeRequest(operation: string, outcome: string, codes: readonly string[], seconds: number): void {
+    this.child(`r\0${operation}\0${outcome}`, () => this.requests.labels(operation, outcome)).inc();
+    this.child(`d\0${operation}`, () => this.duration.labels(operation)).observe(seconds);
+    for (const code of codes) this.child(`e\0${code}`, () => this.errors.labels(code)).inc();
+  }
+
+  observeUpstream({ upstream, endpoint, status, seconds }: UpstreamCallEvent): void {
+    this.child(`u\0${upstream}\0${endpoint}\0${status}`, () =>
+      this.upstreamRequests.labels(upstream, endpoint, status),
+    ).inc();
+    this.child(`t\0${upstream}\0${endpoint}`, () => this.upstreamDuration.labels(upstream, endpoint)).observe(
+      seconds,
+    );
   }
 
   observeCache(cache: 'validators' | 'responses', hit: boolean): void {

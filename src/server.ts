@@ -17,18 +17,20 @@ async function main(config: Config): Promise<void> {
   }
   // One JSON line per GraphQL request (pretty in a terminal). The startup banner below is plain
   // text for the person who started the process, not a log line.
-  const logger = pino({
+  const options = {
     level: config.logLevel,
     redact: { paths: ['authorization', '*.authorization', 'token', '*.token'], censor: '[redacted]' },
-    ...(process.stdout.isTTY
-      ? {
-          transport: {
-            target: 'pino-pretty',
-            options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' },
-          },
-        }
-      : {}),
-  });
+  };
+  const logger = process.stdout.isTTY
+    ? pino({
+        ...options,
+        transport: {
+          target: 'pino-pretty',
+          options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' },
+        },
+      })
+    : // Buffered writes: a request never waits on stdout (flushed on exit).
+      pino(options, pino.destination({ sync: false, minLength: 4096 }));
   const gateway = createGateway({
     ...config,
     logger,
@@ -69,6 +71,7 @@ async function main(config: Config): Promise<void> {
     console.log(`${signal}: finishing in-flight requests, refusing new ones`);
     // close() stops accepting and resolves once in-flight requests have finished.
     server.close(async () => {
+      logger.flush();
       await gateway.close();
       await devnet?.close();
       process.exit(0);

@@ -1,5 +1,5 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import { type ExecutionResult, type GraphQLError, getOperationAST } from 'graphql';
+import { randomFillSync, randomUUID } from 'node:crypto';
+import type { ExecutionResult, GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { GatewayMetrics } from './metrics.js';
@@ -22,6 +22,18 @@ export interface RequestTrace {
   upstreamCalls: number;
 }
 
+/** Random hex from a pooled buffer: one syscall per 512 ids instead of one per id. */
+const pool = Buffer.alloc(4096);
+let offset = pool.length;
+function randomHex(bytes: number): string {
+  if (offset + bytes > pool.length) {
+    randomFillSync(pool);
+    offset = 0;
+  }
+  offset += bytes;
+  return pool.toString('hex', offset - bytes, offset);
+}
+
 const REQUEST_ID = /^[\w.:@-]{1,128}$/;
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 const OPERATION_NAME = /^[_A-Za-z][_0-9A-Za-z]{0,63}$/;
@@ -31,8 +43,7 @@ type HeaderGetter = (name: string) => string | null;
 export function startTrace(header: HeaderGetter): RequestTrace {
   const givenId = header('x-request-id');
   const parent = TRACEPARENT.exec(header('traceparent') ?? '');
-  const traceId =
-    parent && !/^0+$/.test(parent[1] as string) ? (parent[1] as string) : randomBytes(16).toString('hex');
+  const traceId = parent && !/^0+$/.test(parent[1] as string) ? (parent[1] as string) : randomHex(16);
   return {
     requestId: givenId && REQUEST_ID.test(givenId) ? givenId : randomUUID(),
     traceId,
@@ -49,7 +60,7 @@ export function startTrace(header: HeaderGetter): RequestTrace {
 export function upstreamHeaders(trace: RequestTrace): Record<string, string> {
   return {
     'x-request-id': trace.requestId,
-    traceparent: `00-${trace.traceId}-${randomBytes(8).toString('hex')}-${trace.traceFlags}`,
+    traceparent: `00-${trace.traceId}-${randomHex(8)}-${trace.traceFlags}`,
   };
 }
 
@@ -69,7 +80,12 @@ export interface Telemetry {
 /** Records the end of a request: one log line and the request metrics. */
 export function finishTrace({ metrics, logger }: Telemetry, trace: RequestTrace, status: number): void {
   const seconds = (performance.now() - trace.start) / 1000;
-  metrics.observeRequest(trace.operation, trace.outcome, trace.errorCodes, seconds);
+  try {
+    metrics.observeRequest(trace.operation, trace.outcome, trace.errorCodes, seconds);
+  } catch (error) {
+    // Telemetry never takes a request, or the process, down with it.
+    logger.error({ err: error }, 'recording request metrics failed');
+  }
   logger.info(
     {
       requestId: trace.requestId,
@@ -89,24 +105,39 @@ const codesOf = (errors: readonly GraphQLError[] | undefined): string[] => [
   ...new Set((errors ?? []).map((e) => String(e.extensions?.code ?? 'INTERNAL_SERVER_ERROR'))),
 ];
 
+/** Notes a request's outcome and error codes from the result it answers. */
+export function recordResult(trace: RequestTrace, result: ExecutionResult): void {
+  if (!result.errors?.length) return;
+  trace.errorCodes = codesOf(result.errors);
+  // Errors before execution (syntax, validation, variables) leave no `data` at all.
+  if (!('data' in result) || result.data === undefined) trace.outcome = 'invalid';
+  else
+    trace.outcome = result.data && Object.values(result.data).some((v) => v !== null) ? 'partial' : 'error';
+}
+
 /**
- * Fills each request's trace from the GraphQL pipeline (operation, outcome, error codes), and on
- * Yoga's own path also starts and finishes it (the fast path does that itself). Operation names
- * come from callers, so only well-formed names are kept, and at most `maxOperations` distinct
- * ones, to bound metric cardinality.
+ * Operation names come from callers, so only well-formed names become labels, and at most
+ * `max` distinct ones, to bound metric cardinality.
  */
-export function useTelemetry(telemetry: Telemetry, maxOperations = 200): Plugin {
-  const knownOperations = new Set<string>();
-  const operationLabel = (name: string | null | undefined): string => {
-    if (!name) return 'anonymous';
-    if (!OPERATION_NAME.test(name)) return 'invalid';
-    if (knownOperations.has(name)) return name;
-    if (knownOperations.size >= maxOperations) return 'other';
-    knownOperations.add(name);
+export function operationLabeler(max = 200): (name: unknown) => string {
+  const known = new Set<string>();
+  return (name) => {
+    if (name === null || name === undefined || name === '') return 'anonymous';
+    if (typeof name !== 'string' || !OPERATION_NAME.test(name)) return 'invalid';
+    if (known.has(name)) return name;
+    if (known.size >= max) return 'other';
+    known.add(name);
     return name;
   };
-  const traceIn = (context: unknown) => traceOf((context as { request?: object }).request);
+}
 
+/**
+ * Traces the requests that take Yoga's own path (GET, batches, other media types): starts the
+ * trace, notes the operation and the result, returns `x-request-id` and writes the log line.
+ * Only Yoga's request-level hooks are used, so the fast path (which does the same itself) pays
+ * nothing for it.
+ */
+export function useTelemetry(telemetry: Telemetry, label: (name: unknown) => string): Plugin {
   return {
     onRequest({ request }) {
       if (!traceOf(request))
@@ -115,40 +146,13 @@ export function useTelemetry(telemetry: Telemetry, maxOperations = 200): Plugin 
           startTrace((name) => request.headers.get(name)),
         );
     },
-    onParse({ context, params }) {
-      const trace = traceIn(context);
-      if (trace) trace.operation = operationLabel((params as { operationName?: string }).operationName);
-      return ({ result }) => {
-        if (trace && result instanceof Error) {
-          trace.outcome = 'invalid';
-          trace.errorCodes = codesOf([result as GraphQLError]);
-        }
-      };
+    onParams({ params, request }) {
+      const trace = traceOf(request);
+      if (trace) trace.operation = label(params.operationName);
     },
-    onValidate({ context }) {
-      return ({ result }) => {
-        const trace = traceIn(context);
-        if (trace && result.length > 0) {
-          trace.outcome = 'invalid';
-          trace.errorCodes = codesOf(result as GraphQLError[]);
-        }
-      };
-    },
-    onExecute({ args }) {
-      const trace = traceIn(args.contextValue);
-      if (!trace) return;
-      if (trace.operation === 'anonymous') {
-        const operation = getOperationAST(args.document, args.operationName);
-        trace.operation = operationLabel(operation?.name?.value);
-      }
-      return {
-        onExecuteDone({ result }) {
-          const { data, errors } = result as ExecutionResult;
-          if (!errors?.length) return;
-          trace.outcome = data && Object.values(data).some((v) => v !== null) ? 'partial' : 'error';
-          trace.errorCodes = codesOf(errors);
-        },
-      };
+    onResultProcess({ request, result }) {
+      const trace = traceOf(request);
+      if (trace && !Array.isArray(result)) recordResult(trace, result as ExecutionResult);
     },
     onResponse({ request, response }) {
       const trace = traceOf(request);

@@ -138,14 +138,20 @@ function startProcess(core: number, args: string[], env: Record<string, string>,
   });
   let output = '';
   const ready = new Promise<string>((resolvePromise, reject) => {
-    const onData = (chunk: Buffer) => {
+    const collect = (chunk: Buffer) => {
       output += chunk.toString();
-      if (/listening on |STAKE_URL=/.test(output)) resolvePromise(output);
+      if (/listening on |STAKE_URL=/.test(output)) {
+        // From here on the output (the gateway's request log) is drained and dropped, so that
+        // this process neither buffers it nor slows the writer.
+        child.stdout?.off('data', collect);
+        child.stderr?.off('data', collect);
+        child.stdout?.resume();
+        child.stderr?.resume();
+        resolvePromise(output);
+      }
     };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-    });
+    child.stdout?.on('data', collect);
+    child.stderr?.on('data', collect);
     child.once('exit', (code) => reject(new Error(`${args[0]} exited with ${code}: ${output}`)));
   });
   return { child, ready: ready.then(() => output) };

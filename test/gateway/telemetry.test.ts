@@ -174,3 +174,14 @@ describe('metrics', () => {
     expect(text).not.toContain('not-valid!');
   });
 });
+
+describe('hostile operation names', () => {
+  it('never reach a metric label, and never break the request or the process', async () => {
+    for (const operationName of [['a'], { x: 1 }, 42, 'ok-name?']) {
+      const res = await post({ query: '{ __typename }', operationName });
+      expect(res.status).toBeLessThan(500);
+    }
+    const metrics = await (await fetch(http.url.replace('/graphql', '/metrics'))).text();
+    expect(metrics).toMatch(/graphql_requests_total\{operation="invalid",outcome="invalid"\} [1-9]/);
+  });
+});
