@@ -129,7 +129,7 @@ const pinned = (core: number, command: string, args: string[]) =>
 
 /** Starts `node <args>` pinned to a core; TypeScript entry points run under tsx. */
 function startProcess(core: number, args: string[], env: Record<string, string>, ipc = false) {
-  const loader = args[0]?.endsWith('.ts') ? ['--import', 'tsx'] : [];
+  const loader = args.some((a) => a.endsWith('.ts')) ? ['--import', 'tsx'] : [];
   const [command, argv] = pinned(core, process.execPath, [...loader, ...args]);
   const child = spawn(command, [...argv], {
     cwd: ROOT,
@@ -236,8 +236,17 @@ export async function runBenchmark(
     const urls = Object.fromEntries(
       [...devnetOutput.matchAll(/(\w+_URL)=(\S+)/g)].map((m) => [m[1], m[2]]),
     ) as Record<string, string>;
-    // The gateway as production runs it: compiled, NODE_ENV=production.
-    const gateway = startProcess(0, ['dist/server.js'], { ...urls, PORT: '0', NODE_ENV: 'production' });
+    // The gateway as `npm start` runs it: compiled, with its V8 flags, NODE_ENV=production.
+    const startFlags = (
+      JSON.parse(readFileSync(resolve(ROOT, 'package.json'), 'utf8')).scripts.start as string
+    )
+      .split(' ')
+      .filter((word) => word.startsWith('--'));
+    const gateway = startProcess(0, [...startFlags, 'dist/server.js'], {
+      ...urls,
+      PORT: '0',
+      NODE_ENV: 'production',
+    });
     const baseline = startProcess(0, ['test/bench/baseline.ts'], { ...urls, PORT: '0' });
     children.push(gateway.child, baseline.child);
     const targets = {
