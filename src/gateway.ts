@@ -15,7 +15,7 @@ import { Loaders, ValidatorCache } from './loaders.js';
 import { GatewayMetrics } from './metrics.js';
 import { usePublicResponseCache } from './response-cache.js';
 import { schema } from './schema/index.js';
-import { operationLabeler, traceOf, useTelemetry } from './telemetry.js';
+import { operationLabeler, traceOf, useTelemetry, yogaLogger } from './telemetry.js';
 import { createUpstreams, type Upstreams } from './upstream/index.js';
 
 export type GatewaySettings = Pick<
@@ -203,6 +203,7 @@ export function createGateway(options: GatewayOptions): Gateway {
         }
       : false,
     maskedErrors: { maskError: maskGatewayError },
+    logging: yogaLogger(telemetry.logger),
     context: ({ request }): Context => ({
       callerToken: bearerToken(request.headers.get('authorization')),
       explorerToken: options.explorerToken,

@@ -162,3 +162,30 @@ export function useTelemetry(telemetry: Telemetry, label: (name: unknown) => str
     },
   };
 }
+
+/**
+ * Yoga's own log calls, through the gateway's logger with content stripped: an error becomes its
+ * name, code and stack frames, never its message, because messages can quote what a caller sent
+ * (a variable's value, a search text).
+ */
+export function yogaLogger(logger: Logger) {
+  const summarize = (args: unknown[]) =>
+    args.map((arg) =>
+      arg instanceof Error
+        ? {
+            name: arg.name,
+            code: (arg as { extensions?: { code?: unknown } }).extensions?.code,
+            frames: arg.stack?.split('\n').slice(1, 6).join('\n'),
+          }
+        : typeof arg === 'string'
+          ? arg.slice(0, 80)
+          : typeof arg,
+    );
+  const child = logger.child({ component: 'yoga' });
+  return {
+    debug: () => {},
+    info: () => {},
+    warn: (...args: unknown[]) => child.warn({ details: summarize(args) }, 'yoga warning'),
+    error: (...args: unknown[]) => child.error({ details: summarize(args) }, 'yoga error'),
+  };
+}

@@ -130,6 +130,9 @@ describe('request logs', () => {
       upstreamCalls: 1,
       errorCodes: ['UNAUTHENTICATED'],
     });
+    // A value that fails coercion is quoted in the GraphQL error; it must not reach the log.
+    await post({ query: 'query Height($h: Int!) { block(height: $h) { hash } }', variables: { h: text } });
+    expect(lines.length).toBeGreaterThanOrEqual(4);
     const all = raw.join('');
     for (const secret of [token, text, 'authorization', 'Bearer']) expect(all).not.toContain(secret);
   });
