@@ -1,21 +1,15 @@
 import { auditServer } from 'graphql-http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listen, useGatewayOnDevnet } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { useGatewayOnDevnet } from './helpers.js';
 
 /** graphql-http's GraphQL-over-HTTP audits against the gateway on a real socket. */
 
 const env = useGatewayOnDevnet();
-let http: Awaited<ReturnType<typeof listen>>;
-beforeAll(async () => {
-  http = await listen(env.gateway);
-});
-afterAll(async () => {
-  await http.close();
-});
+env.serveOverHttp();
 
 describe('GraphQL over HTTP', () => {
   it('passes every server audit with no error and no warning', async () => {
-    const results = await auditServer({ url: http.url });
+    const results = await auditServer({ url: env.url });
     expect(results.length).toBeGreaterThan(50);
     const problems = results
       .filter((r) => r.status === 'error' || r.status === 'warn')

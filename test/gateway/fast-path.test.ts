@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listen, useGatewayOnDevnet } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { useGatewayOnDevnet } from './helpers.js';
 
 /**
  * The node:http fast path must answer exactly as Yoga does: same status, media type and body,
@@ -7,13 +7,7 @@ import { listen, useGatewayOnDevnet } from './helpers.js';
  */
 
 const env = useGatewayOnDevnet();
-let http: Awaited<ReturnType<typeof listen>>;
-beforeAll(async () => {
-  http = await listen(env.gateway);
-});
-afterAll(async () => {
-  await http.close();
-});
+env.serveOverHttp();
 
 interface Exchange {
   status: number;
@@ -29,7 +23,7 @@ async function both(body: string, headers: Record<string, string> = {}): Promise
     body: await res.text(),
   });
   return [
-    await read(await fetch(http.url, init)),
+    await read(await fetch(env.url, init)),
     await read(await env.gateway.yoga.fetch('http://gateway.test/graphql', init)),
   ];
 }

@@ -56,6 +56,7 @@ export function useGatewayOnDevnet(
 ) {
   let devnet: Devnet | undefined;
   let gateway: Gateway | undefined;
+  let http: Awaited<ReturnType<typeof listen>> | undefined;
   beforeAll(async () => {
     devnet = await startDevnet({ seed: 'gateway-tests', record: true, ...options.devnet });
     gateway = createGateway({ ...testSettings(options.gateway), upstreamUrls: devnet.urls });
@@ -76,6 +77,19 @@ export function useGatewayOnDevnet(
     },
     gql<T = any>(query: string | TypedDocumentNode<T, any>, opts?: RequestOptions) {
       return graphql<T>(env.gateway, query, opts);
+    },
+    /** The gateway's /graphql URL on a real socket, served for the test file (see `listen`). */
+    get url(): string {
+      if (!http) throw new Error('socket not opened: call env.serveOverHttp() at the top of the file');
+      return http.url;
+    },
+    serveOverHttp() {
+      beforeAll(async () => {
+        http = await listen(env.gateway);
+      });
+      afterAll(async () => {
+        await http?.close();
+      });
     },
   };
   return env;
