@@ -162,6 +162,9 @@ const useUserInputCodes: Plugin = {
 
 /** The whole gateway as a Yoga instance, buildable without a socket (tests call `yoga.fetch`). */
 export function createGateway(options: GatewayOptions): Gateway {
+  // Metrics and upstreams refer to each other (upstream calls are observed, circuits are scraped);
+  // each reads the other only once both exist.
+  const metrics: GatewayMetrics = new GatewayMetrics(() => upstreams.circuits());
   const upstreams: Upstreams = createUpstreams({
     observe: (event) => metrics.observeUpstream(event),
     urls: options.upstreamUrls,
@@ -173,7 +176,6 @@ export function createGateway(options: GatewayOptions): Gateway {
     },
   });
   const persisted = options.persistedOperations ?? null;
-  const metrics = new GatewayMetrics(() => upstreams.circuits());
   const telemetry = { metrics, logger: options.logger ?? pino({ level: 'silent' }) };
   const operationLabel = operationLabeler();
   const validatorCache = new ValidatorCache(options.validatorCacheTtlMs, Date.now, (hit) =>
