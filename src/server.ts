@@ -29,8 +29,8 @@ async function main(config: Config): Promise<void> {
           options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' },
         },
       })
-    : // Buffered writes: a request never waits on stdout (flushed on exit).
-      pino(options, pino.destination({ sync: false, minLength: 4096 }));
+    : // Asynchronous writes: a request never waits on stdout (flushed on exit).
+      pino(options, pino.destination({ sync: false }));
   const gateway = createGateway({
     ...config,
     logger,
