@@ -3,7 +3,14 @@ import type { ExecutionResult } from 'graphql';
 import { GraphQLError, getOperationAST } from 'graphql';
 import { processRegularResult, type YogaServerInstance } from 'graphql-yoga';
 import type { Context } from './context.js';
-import { attachTrace, finishTrace, recordResult, startTrace, type Telemetry } from './telemetry.js';
+import {
+  attachTrace,
+  errorSummary,
+  finishTrace,
+  recordResult,
+  startTrace,
+  type Telemetry,
+} from './telemetry.js';
 
 /**
  * The node:http listener of the gateway. The common request, a JSON POST to /graphql asking for
@@ -76,18 +83,19 @@ export function createRequestListener(
   };
 
   const execute = async (req: IncomingMessage, res: ServerResponse, params: GraphQLParams) => {
-    // The caller's disconnect cancels its upstream calls, as on Yoga's path.
-    const controller = new AbortController();
-    const onClose = () => {
-      if (!res.writableFinished) controller.abort(new Error('client disconnected'));
-    };
-    res.once('close', onClose);
     const headers = headersOf(req);
-    const request = { headers, signal: controller.signal };
     const trace = startTrace(headers.get);
+    // The caller's disconnect cancels its upstream calls, as on Yoga's path, and is logged as 499.
+    const controller = new AbortController();
+    res.once('close', () => {
+      if (res.writableFinished) return;
+      controller.abort(new Error('client disconnected'));
+      finishTrace(telemetry, trace, 499);
+    });
+    res.once('finish', () => finishTrace(telemetry, trace, res.statusCode));
+    const request = { headers, signal: controller.signal };
     attachTrace(request, trace);
     res.setHeader('x-request-id', trace.requestId);
-    res.once('finish', () => finishTrace(telemetry, trace, res.statusCode));
     const {
       parse,
       validate,
@@ -113,8 +121,14 @@ export function createRequestListener(
               operationName: params.operationName ?? undefined,
             })) as ExecutionResult);
     } catch (error) {
-      // Parse errors (already coded by the gateway's plugins); anything else is masked by Yoga's processor.
-      result = { errors: [error instanceof GraphQLError ? error : new GraphQLError('Unexpected error.')] };
+      // Syntax errors arrive coded by the gateway's plugins; anything else is a bug, masked.
+      if (error instanceof GraphQLError) result = { errors: [error] };
+      else {
+        telemetry.logger.error({ err: errorSummary(error as Error) }, 'fast path failed');
+        result = {
+          errors: [new GraphQLError('Unexpected error.', { extensions: { code: 'INTERNAL_SERVER_ERROR' } })],
+        };
+      }
     }
     if (res.destroyed) return;
     recordResult(trace, result);

@@ -163,6 +163,15 @@ export function useTelemetry(telemetry: Telemetry, label: (name: unknown) => str
   };
 }
 
+/** An error for a log line: its name, code and stack frames, never its message. */
+export function errorSummary(error: Error) {
+  return {
+    name: error.name,
+    code: (error as { extensions?: { code?: unknown } }).extensions?.code,
+    frames: error.stack?.split('\n').slice(1, 6).join('\n'),
+  };
+}
+
 /**
  * Yoga's own log calls, through the gateway's logger with content stripped: an error becomes its
  * name, code and stack frames, never its message, because messages can quote what a caller sent
@@ -171,15 +180,7 @@ export function useTelemetry(telemetry: Telemetry, label: (name: unknown) => str
 export function yogaLogger(logger: Logger) {
   const summarize = (args: unknown[]) =>
     args.map((arg) =>
-      arg instanceof Error
-        ? {
-            name: arg.name,
-            code: (arg as { extensions?: { code?: unknown } }).extensions?.code,
-            frames: arg.stack?.split('\n').slice(1, 6).join('\n'),
-          }
-        : typeof arg === 'string'
-          ? arg.slice(0, 80)
-          : typeof arg,
+      arg instanceof Error ? errorSummary(arg) : typeof arg === 'string' ? arg.slice(0, 80) : typeof arg,
     );
   const child = logger.child({ component: 'yoga' });
   return {

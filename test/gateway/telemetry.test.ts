@@ -188,3 +188,29 @@ describe('hostile operation names', () => {
     expect(metrics).toMatch(/graphql_requests_total\{operation="invalid",outcome="invalid"\} [1-9]/);
   });
 });
+
+describe('a request the client abandons', () => {
+  it('is logged with status 499 and its upstream call cancelled', async () => {
+    lines.length = 0;
+    devnet.setLatency(2_000);
+    try {
+      const client = new AbortController();
+      const abandoned = fetch(http.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-request-id': 'gone-1' },
+        body: JSON.stringify({ query: 'query Abandoned { search(query: "78") { query } }' }),
+        signal: client.signal,
+      }).catch((e: Error) => e.name);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      client.abort();
+      expect(await abandoned).toBe('AbortError');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(lines.find((l) => l.requestId === 'gone-1')).toMatchObject({
+        operation: 'Abandoned',
+        status: 499,
+      });
+    } finally {
+      devnet.setLatency(0);
+    }
+  });
+});
