@@ -16,6 +16,7 @@ describe('benchmark harness', () => {
         expect(Number.isFinite(target.p50Ms)).toBe(true);
         expect(target.p99Ms).toBeGreaterThanOrEqual(target.p50Ms);
         expect(Number.isFinite(target.upstreamPerRequest)).toBe(true);
+        expect(target.cpuUsPerRequest).toBeGreaterThanOrEqual(0);
         expect(target.errors).toBe(0);
       }
       expect(s.ratio).toBeGreaterThan(0);

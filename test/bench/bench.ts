@@ -32,6 +32,8 @@ export interface TargetFigures {
   p50Ms: number;
   p99Ms: number;
   upstreamPerRequest: number;
+  /** CPU time the target's process spent per request (user + system): steadier than req/s on a shared VM. */
+  cpuUsPerRequest: number;
   requests: number;
   errors: number;
 }
@@ -174,6 +176,12 @@ const upstreamTotal = async (devnet: ChildProcess) => {
   return Object.values(counts).reduce((a, b) => a + b, 0);
 };
 
+/** User + system CPU seconds of a process so far (/proc/<pid>/stat, in clock ticks of 1/100 s). */
+const cpuSeconds = (pid: number | undefined): number => {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+};
+
 const peakRssMb = (pid: number | undefined) => {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   return Math.round(Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024);
@@ -271,10 +279,14 @@ export async function runBenchmark(
         const order =
           round % 2 === 0 ? (['gateway', 'baseline'] as const) : (['baseline', 'gateway'] as const);
         for (const target of order) {
+          const pid = (target === 'gateway' ? gateway : baseline).child.pid;
           const before = await upstreamTotal(devnet.child);
+          const cpuBefore = cpuSeconds(pid);
           const r = await load(targets[target], scenario, options.durationSec, options.connections);
+          const cpu = cpuSeconds(pid) - cpuBefore;
           const upstream = (await upstreamTotal(devnet.child)) - before;
           runs[target].push({
+            cpuUsPerRequest: r.requests.total > 0 ? (cpu * 1e6) / r.requests.total : 0,
             requestsPerSec: r.requests.average,
             p50Ms: r.latency.p50,
             p99Ms: r.latency.p99,
@@ -291,6 +303,7 @@ export async function runBenchmark(
           p50Ms: Number(avg('p50Ms').toFixed(2)),
           p99Ms: Number(avg('p99Ms').toFixed(2)),
           upstreamPerRequest: Number(avg('upstreamPerRequest').toFixed(3)),
+          cpuUsPerRequest: Math.round(avg('cpuUsPerRequest')),
           requests: figures.reduce((s, f) => s + f.requests, 0),
           errors: figures.reduce((s, f) => s + f.errors, 0),
         };
@@ -336,13 +349,14 @@ export function formatTable(result: BenchResult): string {
       `${s.gateway.p50Ms} / ${s.gateway.p99Ms}`,
       `${s.baseline.p50Ms} / ${s.baseline.p99Ms}`,
       `${s.gateway.upstreamPerRequest} / ${s.baseline.upstreamPerRequest}`,
+      `${s.gateway.cpuUsPerRequest} / ${s.baseline.cpuUsPerRequest}`,
       s.gateway.errors + s.baseline.errors,
       s.sameJson ? 'yes' : 'NO',
     ].join(' | '),
   );
   return [
-    'id | scenario | gateway req/s | baseline req/s | ratio | gateway p50 / p99 ms | baseline p50 / p99 ms | upstream calls per request (gateway / baseline) | errors | same JSON',
-    '---|---|---|---|---|---|---|---|---|---',
+    'id | scenario | gateway req/s | baseline req/s | ratio | gateway p50 / p99 ms | baseline p50 / p99 ms | upstream calls per request (gateway / baseline) | CPU µs per request (gateway / baseline) | errors | same JSON',
+    '---|---|---|---|---|---|---|---|---|---|---',
     ...rows.map((r) => `${r}`),
     '',
     `peak RSS: gateway ${result.peakRssMb.gateway} MB, baseline ${result.peakRssMb.baseline} MB; ` +
