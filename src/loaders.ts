@@ -74,11 +74,8 @@ export class ValidatorCache {
 }
 
 /** A loader whose keys are fetched one upstream call each, concurrently; equal keys share one call. */
-function perKey<K, V>(
-  fetch: (key: K) => Promise<V>,
-  cacheKey?: (key: K) => string,
-): DataLoader<K, V, string | K> {
-  return new DataLoader<K, V, string | K>(
+function perKey<K, V, C = K>(fetch: (key: K) => Promise<V>, cacheKey?: (key: K) => C): DataLoader<K, V, C> {
+  return new DataLoader<K, V, C>(
     async (keys) => {
       const settled = await Promise.allSettled(keys.map(fetch));
       return settled.map((s) => (s.status === 'fulfilled' ? s.value : (s.reason as Error)));
@@ -155,7 +152,7 @@ export class Loaders {
     this.delegationsLoader ??= perKey(
       (k: { delegator: string } & PageArgs) => upstreams.stake.delegations(k.delegator, k, scope),
       (k) => JSON.stringify([k.delegator, k.page, k.pageSize, k.cursor]),
-    ) as DataLoader<{ delegator: string } & PageArgs, Page<Delegation>, string>;
+    );
     return this.delegationsLoader;
   }
 

@@ -191,9 +191,9 @@ export class UpstreamHttp {
     const onCallerAbort = () => controller.abort(caller?.reason);
     if (caller?.aborted) onCallerAbort();
     else caller?.addEventListener('abort', onCallerAbort, { once: true });
+    const endpoint = this.basePath + path;
     const request = {
       method,
-      endpoint: this.basePath + path,
       path: this.basePath + buildPath(path, options.query),
       headers: {
         accept: 'application/json',
@@ -208,7 +208,7 @@ export class UpstreamHttp {
       // The signal is not handed to cockatiel: a queued call that it cancels never frees its place in
       // the bulkhead queue. A call whose budget runs out while queued is answered here at once, and
       // leaves the queue as soon as it reaches the front (its request aborts immediately).
-      const running = policy.execute(() => this.attempt(request, controller.signal, options));
+      const running = policy.execute(() => this.attempt(request, endpoint, controller.signal, options));
       // A call that runs at once is bounded by its own request's signal; only a queued one needs the race.
       return await (this.bulkhead.executionSlots > 0
         ? running
@@ -245,13 +245,9 @@ export class UpstreamHttp {
   }
 
   private async attempt(
-    request: {
-      method: string;
-      endpoint: string;
-      path: string;
-      headers: Record<string, string>;
-      body: string | undefined;
-    },
+    request: { method: string; path: string; headers: Record<string, string>; body: string | undefined },
+    /** The path without its query, as a metric label. */
+    endpoint: string,
     signal: AbortSignal,
     options: CallOptions,
   ): Promise<UpstreamResponse> {
@@ -260,14 +256,13 @@ export class UpstreamHttp {
     let status: number;
     let text: string;
     try {
-      const { endpoint: _, ...sent } = request;
-      const res = await this.pool.request({ ...sent, method: request.method as 'GET' | 'PUT', signal });
+      const res = await this.pool.request({ ...request, method: request.method as 'GET' | 'PUT', signal });
       status = res.statusCode;
       text = await res.body.text();
     } catch (error) {
       const code = (error as { code?: string }).code ?? '';
       this.report(
-        request.endpoint,
+        endpoint,
         signal.reason === TIMED_OUT ? 'timeout' : signal.aborted ? 'aborted' : code || 'error',
         started,
       );
@@ -282,7 +277,7 @@ export class UpstreamHttp {
       failure.breaksCircuit = true;
       throw failure;
     }
-    this.report(request.endpoint, String(status), started);
+    this.report(endpoint, String(status), started);
     return this.interpret(status, text, options);
   }
 
