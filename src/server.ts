@@ -29,8 +29,10 @@ async function main(config: Config): Promise<void> {
           options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' },
         },
       })
-    : // Asynchronous writes: a request never waits on stdout (flushed on exit).
-      pino(options, pino.destination({ sync: false }));
+    : // Asynchronous, buffered writes: a request never waits on stdout, and lines leave in 4 KB
+      // chunks (one write per ~15 lines instead of one each), flushed every second and on exit.
+      pino(options, pino.destination({ sync: false, minLength: 4096 }));
+  if (!process.stdout.isTTY) setInterval(() => logger.flush(), 1000).unref();
   const gateway = createGateway({
     ...config,
     logger,
