@@ -11,6 +11,7 @@ import {
   startTrace,
   type Telemetry,
 } from './telemetry.js';
+import { Cancellation } from './upstream/cancellation.js';
 
 /**
  * The node:http listener of the gateway. The common request, a JSON POST to /graphql asking for
@@ -86,14 +87,14 @@ export function createRequestListener(
     const headers = headersOf(req);
     const trace = startTrace(headers.get);
     // The caller's disconnect cancels its upstream calls, as on Yoga's path, and is logged as 499.
-    const controller = new AbortController();
+    const cancel = new Cancellation();
     res.once('close', () => {
       if (res.writableFinished) return;
-      controller.abort(new Error('client disconnected'));
+      cancel.abort(new Error('client disconnected'));
       finishTrace(telemetry, trace, 499);
     });
     res.once('finish', () => finishTrace(telemetry, trace, res.statusCode));
-    const request = { headers, signal: controller.signal };
+    const request = { headers, signal: cancel };
     attachTrace(request, trace);
     res.setHeader('x-request-id', trace.requestId);
     const {

@@ -15,6 +15,7 @@ import { Pool } from 'undici';
 import { type ErrorCode, UpstreamError, type UpstreamName } from '../errors.js';
 import type { UpstreamCallEvent } from '../metrics.js';
 import { type RequestTrace, upstreamHeaders } from '../telemetry.js';
+import { type AbortLike, Cancellation } from './cancellation.js';
 
 /**
  * HTTP to one upstream origin. A keep-alive undici Pool with a connection cap, and around each call
@@ -54,7 +55,7 @@ export type QueryValue = string | number | null | undefined;
 /** What a call carries of the GraphQL request it serves. */
 export interface CallScope {
   /** The caller's signal: when the client goes away, the upstream call is cancelled. */
-  signal?: AbortSignal | undefined;
+  signal?: AbortLike | undefined;
   /** Its request id and trace, sent upstream; it counts the calls made. */
   trace?: RequestTrace | undefined;
 }
@@ -113,7 +114,7 @@ function classify(code: string): ErrorCode {
 const TIMED_OUT = Symbol('upstream call timed out');
 
 /** Rejects with the signal's reason when it aborts. */
-function aborted(signal: AbortSignal): Promise<never> {
+function aborted(signal: AbortLike): Promise<never> {
   return new Promise((_, reject) => {
     if (signal.aborted) reject(signal.reason);
     else signal.addEventListener('abort', () => reject(signal.reason), { once: true });
@@ -183,12 +184,12 @@ export class UpstreamHttp {
   }
 
   private async call(method: 'GET' | 'PUT', path: string, body: string | undefined, options: CallOptions) {
-    // One controller for the call: aborted by its time budget or by the caller, whichever comes
-    // first. A plain timer, cleared on completion, keeps nothing alive after the call.
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(TIMED_OUT), this.timeoutMs);
+    // One cancellation for the call: by its time budget or by the caller, whichever comes first.
+    // A plain timer, cleared on completion, keeps nothing alive after the call.
+    const cancel = new Cancellation();
+    const timer = setTimeout(() => cancel.abort(TIMED_OUT), this.timeoutMs);
     const caller = options.signal;
-    const onCallerAbort = () => controller.abort(caller?.reason);
+    const onCallerAbort = () => cancel.abort(caller?.reason);
     if (caller?.aborted) onCallerAbort();
     else caller?.addEventListener('abort', onCallerAbort, { once: true });
     const endpoint = this.basePath + path;
@@ -208,14 +209,12 @@ export class UpstreamHttp {
       // The signal is not handed to cockatiel: a queued call that it cancels never frees its place in
       // the bulkhead queue. A call whose budget runs out while queued is answered here at once, and
       // leaves the queue as soon as it reaches the front (its request aborts immediately).
-      const running = policy.execute(() => this.attempt(request, endpoint, controller.signal, options));
+      const running = policy.execute(() => this.attempt(request, endpoint, cancel, options));
       // A call that runs at once is bounded by its own request's signal; only a queued one needs the race.
-      return await (this.bulkhead.executionSlots > 0
-        ? running
-        : Promise.race([running, aborted(controller.signal)]));
+      return await (this.bulkhead.executionSlots > 0 ? running : Promise.race([running, aborted(cancel)]));
     } catch (error) {
       if (error instanceof UpstreamError) throw error;
-      if (controller.signal.reason === TIMED_OUT) throw this.timeout(method, path);
+      if (cancel.reason === TIMED_OUT) throw this.timeout(method, path);
       if (caller?.aborted) throw caller.reason;
       if (error instanceof BrokenCircuitError) {
         throw new UpstreamError(this.name, 'UPSTREAM_UNAVAILABLE', `${method} ${path}: circuit open`);
@@ -248,7 +247,7 @@ export class UpstreamHttp {
     request: { method: string; path: string; headers: Record<string, string>; body: string | undefined },
     /** The path without its query, as a metric label. */
     endpoint: string,
-    signal: AbortSignal,
+    signal: Cancellation,
     options: CallOptions,
   ): Promise<UpstreamResponse> {
     if (options.trace) options.trace.upstreamCalls++;
