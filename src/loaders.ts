@@ -41,10 +41,16 @@ export class ValidatorDirectory {
 /**
  * The validator list shared across requests for `ttlMs`. It is public data fetched without any
  * caller's token or signal, so one caller can neither see another's data through it nor cancel
- * another's read. Concurrent misses share one fetch; a failed fetch is not kept.
+ * another's read. Concurrent misses share one fetch; a failed fetch is not kept. A fresh list
+ * already fetched is handed out as it is, not wrapped in a promise, so that a request joining
+ * 20 rows to it answers them synchronously.
  */
 export class ValidatorCache {
-  private entry: { expires: number; value: Promise<ValidatorDirectory> } | null = null;
+  private entry: {
+    expires: number;
+    value: Promise<ValidatorDirectory>;
+    settled?: ValidatorDirectory;
+  } | null = null;
 
   constructor(
     private readonly ttlMs: number,
@@ -52,17 +58,18 @@ export class ValidatorCache {
     private readonly onLookup: (hit: boolean) => void = () => {},
   ) {}
 
-  get(fetch: () => Promise<ValidatorList>): Promise<ValidatorDirectory> {
+  get(fetch: () => Promise<ValidatorList>): ValidatorDirectory | Promise<ValidatorDirectory> {
     if (this.ttlMs === 0) return fetch().then((list) => new ValidatorDirectory(list));
     const entry = this.entry;
     const hit = entry !== null && entry.expires > this.now();
     this.onLookup(hit);
-    if (hit) return entry.value;
+    if (hit) return entry.settled ?? entry.value;
     const value = fetch().then((list) => new ValidatorDirectory(list));
-    const fresh = { expires: Number.POSITIVE_INFINITY, value };
+    const fresh: NonNullable<ValidatorCache['entry']> = { expires: Number.POSITIVE_INFINITY, value };
     this.entry = fresh;
     value.then(
-      () => {
+      (directory) => {
+        fresh.settled = directory;
         fresh.expires = this.now() + this.ttlMs;
       },
       () => {
@@ -98,11 +105,11 @@ export interface LoaderDeps {
 export class Loaders {
   private suggestionsLoader?: DataLoader<string, Suggestions>;
   private searchLoader?: DataLoader<string, SearchResults>;
-  private validatorLoader?: DataLoader<string, Validator | null>;
   private delegationsLoader?: DataLoader<{ delegator: string } & PageArgs, Page<Delegation>, string>;
   private contractsLoader?: DataLoader<{ query: ContractQuery; token: string }, Page<Contract>, string>;
   private failedLoader?: DataLoader<{ args: PageArgs; token: string }, Page<FailedTransaction>, string>;
-  private directory?: Promise<ValidatorDirectory>;
+  /** The request's validator directory: a promise until it is at hand, then the directory itself. */
+  private directory?: ValidatorDirectory | Promise<ValidatorDirectory>;
 
   constructor(private readonly deps: LoaderDeps) {}
 
@@ -132,19 +139,36 @@ export class Loaders {
   }
 
   /** The validator list, read at most once per request (and shared across requests by the cache). */
-  validatorDirectory(): Promise<ValidatorDirectory> {
-    const { upstreams, validatorCache, scope } = this.deps;
-    // Shared by every caller within the TTL, so never cancelled by this one's signal.
-    this.directory ??= validatorCache.get(() => upstreams.stake.allValidators({ trace: scope.trace }));
+  private directoryNow(): ValidatorDirectory | Promise<ValidatorDirectory> {
+    if (this.directory === undefined) {
+      const { upstreams, validatorCache, scope } = this.deps;
+      // Shared by every caller within the TTL, so never cancelled by this one's signal.
+      const directory = validatorCache.get(() => upstreams.stake.allValidators({ trace: scope.trace }));
+      this.directory = directory;
+      if (directory instanceof Promise)
+        directory.then(
+          (value) => {
+            this.directory = value;
+          },
+          () => {},
+        );
+    }
     return this.directory;
   }
 
-  get validator(): DataLoader<string, Validator | null> {
-    this.validatorLoader ??= new DataLoader(async (addresses) => {
-      const dir = await this.validatorDirectory();
-      return addresses.map((a) => dir.find(a));
-    });
-    return this.validatorLoader;
+  validatorDirectory(): Promise<ValidatorDirectory> {
+    return Promise.resolve(this.directoryNow());
+  }
+
+  /**
+   * A validator by any of its addresses. Not a DataLoader: the whole list is one read per request
+   * already, so every lookup is a map access, answered at once when the list is at hand.
+   */
+  validator(address: string): Validator | null | Promise<Validator | null> {
+    const directory = this.directoryNow();
+    return directory instanceof ValidatorDirectory
+      ? directory.find(address)
+      : directory.then((d) => d.find(address));
   }
 
   get delegations(): DataLoader<{ delegator: string } & PageArgs, Page<Delegation>, string> {

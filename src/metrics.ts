@@ -104,6 +104,7 @@ export class GatewayMetrics {
   }
 
   observeCache(cache: 'validators' | 'responses', hit: boolean): void {
-    this.cache.inc({ cache, result: hit ? 'hit' : 'miss' });
+    const result = hit ? 'hit' : 'miss';
+    this.child(`c\0${cache}\0${result}`, () => this.cache.labels(cache, result)).inc();
   }
 }

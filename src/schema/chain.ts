@@ -24,7 +24,7 @@ export const BlockRef = builder.objectRef<Block>('Block').implement({
       nullable: true,
       description:
         'The proposing validator, matched by operator, consensus or wallet address; null when unknown.',
-      resolve: (b, _args, ctx) => ctx.loaders.validator.load(b.proposer),
+      resolve: (b, _args, ctx) => ctx.loaders.validator(b.proposer),
     }),
   }),
 });
@@ -60,7 +60,7 @@ export const AddressRef = builder.objectRef<Address>('Address').implement({
       type: ValidatorRef,
       nullable: true,
       description: 'The validator this address operates, if any.',
-      resolve: (a, _args, ctx) => ctx.loaders.validator.load(a.address),
+      resolve: (a, _args, ctx) => ctx.loaders.validator(a.address),
     }),
     delegations: delegationsField(
       t,

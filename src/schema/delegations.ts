@@ -21,7 +21,7 @@ const DelegationRef = builder.objectRef<Delegation>('Delegation').implement({
       type: ValidatorRef,
       nullable: true,
       description: 'The validator, from the validator list; null when the list does not know it.',
-      resolve: (d, _args, ctx) => ctx.loaders.validator.load(d.validatorAddress),
+      resolve: (d, _args, ctx) => ctx.loaders.validator(d.validatorAddress),
     }),
   }),
 });

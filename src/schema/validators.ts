@@ -159,7 +159,7 @@ builder.queryFields((t) => ({
     args: {
       operatorAddress: t.arg.string({ required: true, description: 'The validator’s operator address.' }),
     },
-    resolve: (_root, args, ctx) => ctx.loaders.validator.load(text('operatorAddress', args.operatorAddress)),
+    resolve: (_root, args, ctx) => ctx.loaders.validator(text('operatorAddress', args.operatorAddress)),
   }),
   validatorStatistics: t.field({
     type: ValidatorStatisticsRef,
