@@ -34,7 +34,8 @@ export class ValidatorDirectory {
   }
 
   find(address: string): Validator | null {
-    return this.byAddress.get(address.toLowerCase()) ?? null;
+    // Upstream addresses come lowercase: the exact key first, without a new string per lookup.
+    return this.byAddress.get(address) ?? this.byAddress.get(address.toLowerCase()) ?? null;
   }
 }
 
