@@ -6,9 +6,7 @@
  * runs several rounds of autocannon at fixed concurrency for a fixed time, alternating targets.
  *
  * Options: --duration S (per round, default 5), --rounds N (2), --connections N (16),
- * --warmup S (2), --only S1,S3 (scenarios), --out FILE (default test/bench/results/latest.json),
- * --compare DIR: another build of the gateway (a copy of `dist/` made before a change) run side by
- * side with this one, see `SideBySide`.
+ * --warmup S (2), --only S1,S3 (scenarios), --out FILE (default test/bench/results/latest.json).
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -27,20 +25,6 @@ export interface BenchOptions {
   connections: number;
   warmupSec: number;
   only?: string[];
-  /** A directory holding another build's `server.js`, run side by side with this build. */
-  compare?: string;
-}
-
-/**
- * This build against another, both on core 0 at once under the same load: each gets half the core
- * and the same noise from the machine, so their CPU time per request compares to within a few
- * per cent where sequential runs on a shared VM differ by ±15 %. The way to judge one change.
- */
-export interface SideBySide {
-  gatewayCpuUs: number;
-  compareCpuUs: number;
-  /** This build's CPU per request as a fraction of the other's (below 1: this one is cheaper). */
-  cpuRatio: number;
 }
 
 export interface TargetFigures {
@@ -63,7 +47,6 @@ export interface ScenarioResult {
   ratio: number;
   /** Whether both answered the same JSON to the same request. */
   sameJson: boolean;
-  sideBySide?: SideBySide;
 }
 
 export interface BenchResult {
@@ -274,19 +257,10 @@ export async function runBenchmark(
     });
     const baseline = startProcess(0, ['test/bench/baseline.ts'], { ...urls, PORT: '0' });
     children.push(gateway.child, baseline.child);
-    const other = options.compare
-      ? startProcess(0, [...startFlags, resolve(ROOT, options.compare, 'server.js')], {
-          ...urls,
-          PORT: '0',
-          NODE_ENV: 'production',
-        })
-      : null;
-    if (other) children.push(other.child);
     const targets = {
       gateway: /listening on (\S+)/.exec(await gateway.ready)?.[1] as string,
       baseline: /listening on (\S+)/.exec(await baseline.ready)?.[1] as string,
     };
-    const compareUrl = other ? (/listening on (\S+)/.exec(await other.ready)?.[1] as string) : null;
 
     const results: ScenarioResult[] = [];
     for (const scenario of scenarios().filter((s) => !options.only || options.only.includes(s.id))) {
@@ -336,31 +310,6 @@ export async function runBenchmark(
       };
       const gw = mean(runs.gateway);
       const base = mean(runs.baseline);
-      let sideBySide: SideBySide | undefined;
-      if (other && compareUrl) {
-        await load(compareUrl, scenario, options.warmupSec, options.connections);
-        const cpu = { gateway: 0, compare: 0 };
-        const requests = { gateway: 0, compare: 0 };
-        for (let round = 0; round < options.rounds; round++) {
-          const before = { gateway: cpuSeconds(gateway.child.pid), compare: cpuSeconds(other.child.pid) };
-          const [a, b] = await Promise.all([
-            load(targets.gateway, scenario, options.durationSec, options.connections),
-            load(compareUrl, scenario, options.durationSec, options.connections),
-          ]);
-          cpu.gateway += cpuSeconds(gateway.child.pid) - before.gateway;
-          cpu.compare += cpuSeconds(other.child.pid) - before.compare;
-          requests.gateway += a.requests.total;
-          requests.compare += b.requests.total;
-        }
-        const perRequest = (seconds: number, n: number) => (n > 0 ? Math.round((seconds * 1e6) / n) : 0);
-        const gatewayCpuUs = perRequest(cpu.gateway, requests.gateway);
-        const compareCpuUs = perRequest(cpu.compare, requests.compare);
-        sideBySide = {
-          gatewayCpuUs,
-          compareCpuUs,
-          cpuRatio: compareCpuUs > 0 ? Number((gatewayCpuUs / compareCpuUs).toFixed(3)) : 0,
-        };
-      }
       const result: ScenarioResult = {
         id: scenario.id,
         title: scenario.title,
@@ -368,7 +317,6 @@ export async function runBenchmark(
         baseline: base,
         ratio: base.requestsPerSec > 0 ? Number((gw.requestsPerSec / base.requestsPerSec).toFixed(2)) : 0,
         sameJson,
-        ...(sideBySide ? { sideBySide } : {}),
       };
       results.push(result);
       log(
@@ -406,18 +354,6 @@ export function formatTable(result: BenchResult): string {
       s.sameJson ? 'yes' : 'NO',
     ].join(' | '),
   );
-  const sideBySide = result.scenarios.filter((s) => s.sideBySide);
-  const compared = sideBySide.length
-    ? [
-        '',
-        `side by side with ${result.options.compare} (CPU µs per request, both on core 0 at once):`,
-        'id | this build | other build | ratio',
-        '---|---|---|---',
-        ...sideBySide.map((s) =>
-          [s.id, s.sideBySide?.gatewayCpuUs, s.sideBySide?.compareCpuUs, s.sideBySide?.cpuRatio].join(' | '),
-        ),
-      ]
-    : [];
   return [
     'id | scenario | gateway req/s | baseline req/s | ratio | gateway p50 / p99 ms | baseline p50 / p99 ms | upstream calls per request (gateway / baseline) | CPU µs per request (gateway / baseline) | errors | same JSON',
     '---|---|---|---|---|---|---|---|---|---|---',
@@ -426,7 +362,6 @@ export function formatTable(result: BenchResult): string {
     `peak RSS: gateway ${result.peakRssMb.gateway} MB, baseline ${result.peakRssMb.baseline} MB; ` +
       `${result.options.connections} connections, ${result.options.rounds} rounds of ${result.options.durationSec} s; ` +
       `${result.pinned ? 'pinned with taskset' : 'not pinned (no taskset)'}; Node ${result.node}`,
-    ...compared,
   ].join('\n');
 }
 
@@ -441,7 +376,6 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1
     connections: Number(arg('connections', '16')),
     warmupSec: Number(arg('warmup', '2')),
     ...(process.argv.includes('--only') ? { only: arg('only', '').split(',') } : {}),
-    ...(process.argv.includes('--compare') ? { compare: arg('compare', '') } : {}),
   };
   const out = resolve(ROOT, arg('out', 'test/bench/results/latest.json'));
   const result = await runBenchmark(options);
