@@ -89,11 +89,12 @@ export function createRequestListener(
     // The caller's disconnect cancels its upstream calls, as on Yoga's path, and is logged as 499.
     const cancel = new Cancellation();
     res.once('close', () => {
-      if (res.writableFinished) return;
-      cancel.abort(new Error('client disconnected'));
-      finishTrace(telemetry, trace, 499);
+      if (res.writableFinished) finishTrace(telemetry, trace, res.statusCode);
+      else {
+        cancel.abort(new Error('client disconnected'));
+        finishTrace(telemetry, trace, 499);
+      }
     });
-    res.once('finish', () => finishTrace(telemetry, trace, res.statusCode));
     const request = { headers, signal: cancel };
     attachTrace(request, trace);
     res.setHeader('x-request-id', trace.requestId);
