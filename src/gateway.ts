@@ -69,7 +69,6 @@ query Overview {
 # Authorization header (see the Headers tab below).
 `;
 
-/** `/healthz`: the process is up. `/readyz`: 200 only when every upstream answers. */
 /**
  * `/healthz`: the process is up. `/readyz`: 200 only when every upstream answers.
  * `/metrics`: Prometheus text.

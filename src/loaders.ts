@@ -187,7 +187,7 @@ export class Loaders {
       (k: { query: ContractQuery; token: string }) =>
         upstreams.explorer.contractsBySymbol(k.query, k.token, scope),
       (k) => JSON.stringify([k.query, k.token]),
-    ) as DataLoader<{ query: ContractQuery; token: string }, Page<Contract>, string>;
+    );
     return this.contractsLoader;
   }
 
@@ -196,7 +196,7 @@ export class Loaders {
     this.failedLoader ??= perKey(
       (k: { args: PageArgs; token: string }) => upstreams.explorer.failedTransactions(k.args, k.token, scope),
       (k) => JSON.stringify([k.args, k.token]),
-    ) as DataLoader<{ args: PageArgs; token: string }, Page<FailedTransaction>, string>;
+    );
     return this.failedLoader;
   }
 

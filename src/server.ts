@@ -1,7 +1,7 @@
 /** `npm start`: the gateway on HOST:PORT, on the embedded devnet when no upstream is configured. */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { pino } from 'pino';
+import { type Logger, pino } from 'pino';
 import { type Config, ConfigError, loadConfig, loadPersistedOperations } from './config.js';
 import { type Devnet, startDevnet } from './devnet/index.js';
 import { createGateway } from './gateway.js';
@@ -21,18 +21,21 @@ async function main(config: Config): Promise<void> {
     level: config.logLevel,
     redact: { paths: ['authorization', '*.authorization', 'token', '*.token'], censor: '[redacted]' },
   };
-  const logger = process.stdout.isTTY
-    ? pino({
-        ...options,
-        transport: {
-          target: 'pino-pretty',
-          options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' },
-        },
-      })
-    : // Asynchronous, buffered writes: a request never waits on stdout, and lines leave in 4 KB
-      // chunks (one write per ~15 lines instead of one each), flushed every second and on exit.
-      pino(options, pino.destination({ sync: false, minLength: 4096 }));
-  if (!process.stdout.isTTY) setInterval(() => logger.flush(), 1000).unref();
+  let logger: Logger;
+  if (process.stdout.isTTY) {
+    logger = pino({
+      ...options,
+      transport: {
+        target: 'pino-pretty',
+        options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' },
+      },
+    });
+  } else {
+    // Asynchronous, buffered writes: a request never waits on stdout, and lines leave in 4 KB
+    // chunks (one write per ~15 lines instead of one each), flushed every second and on exit.
+    logger = pino(options, pino.destination({ sync: false, minLength: 4096 }));
+    setInterval(() => logger.flush(), 1000).unref();
+  }
   const gateway = createGateway({
     ...config,
     logger,

@@ -195,7 +195,7 @@ export class UpstreamHttp {
     const endpoint = this.basePath + path;
     const request = {
       method,
-      path: this.basePath + buildPath(path, options.query),
+      path: buildPath(endpoint, options.query),
       headers: {
         accept: 'application/json',
         ...options.headers,
