@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { formatTable, runBenchmark } from './bench/bench.js';
+import { compareTargets } from './bench/compare.js';
 
 /** The harness itself, on a tiny run: every figure is produced. Timings are never asserted. */
 describe('benchmark harness', () => {
@@ -28,5 +29,30 @@ describe('benchmark harness', () => {
     expect(result.peakRssMb.baseline).toBeGreaterThan(0);
     expect(lines).toHaveLength(6);
     expect(formatTable(result)).toContain('S6 | S3 with 10 ms per upstream call');
+  });
+
+  it('compares builds round by round, relative to the first target', { timeout: 120_000 }, async () => {
+    const lines: string[] = [];
+    const result = await compareTargets(
+      {
+        targets: ['dist', 'dist', 'baseline'],
+        only: ['S4'],
+        rounds: 2,
+        durationSec: 0.3,
+        connections: 2,
+        warmupSec: 0.1,
+      },
+      (l) => lines.push(l),
+    );
+    expect(result.map((s) => s.id)).toEqual(['S4']);
+    const targets = result[0]?.targets ?? [];
+    expect(targets.map((t) => t.target)).toEqual(['dist', 'dist', 'baseline']);
+    for (const t of targets) {
+      expect(t.requestsPerSec).toBeGreaterThan(0);
+      expect(t.cpuUsPerRequest).toBeGreaterThanOrEqual(0);
+      expect(t.errors).toBe(0);
+    }
+    expect(targets[0]?.relativeCpu).toBe(1);
+    expect(lines).toHaveLength(3);
   });
 });

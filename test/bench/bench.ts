@@ -58,7 +58,7 @@ export interface BenchResult {
   peakRssMb: { gateway: number; baseline: number };
 }
 
-interface Scenario {
+export interface Scenario {
   id: string;
   title: string;
   query: string;
@@ -67,7 +67,7 @@ interface Scenario {
   latencyMs?: number;
 }
 
-function scenarios(): Scenario[] {
+export function scenarios(): Scenario[] {
   const data = generate({ seed: SEED, now: Date.now() });
   const delegators = [...data.delegations].filter(([, list]) => list.length >= 20).map(([a]) => a);
   const pick = <T>(items: readonly T[]) => items[Math.floor(Math.random() * items.length)] as T;
@@ -177,7 +177,7 @@ const upstreamTotal = async (devnet: ChildProcess) => {
 };
 
 /** User + system CPU seconds of a process so far (/proc/<pid>/stat, in clock ticks of 1/100 s). */
-const cpuSeconds = (pid: number | undefined): number => {
+export const cpuSeconds = (pid: number | undefined): number => {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
   return (Number(fields[11]) + Number(fields[12])) / 100;
 };
@@ -187,7 +187,7 @@ const peakRssMb = (pid: number | undefined) => {
   return Math.round(Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024);
 };
 
-async function load(url: string, scenario: Scenario, durationSec: number, connections: number) {
+export async function load(url: string, scenario: Scenario, durationSec: number, connections: number) {
   const result = await autocannon({
     url,
     connections,
@@ -219,48 +219,64 @@ async function post(url: string, scenario: Scenario, variables: Record<string, u
   return res.json();
 }
 
+/** `npm run build`, and this process (the load generator) moved to core 1. */
+export function prepare(): void {
+  const build = spawnSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: 'inherit' });
+  if (build.status !== 0) throw new Error('npm run build failed');
+  if (hasTaskset) spawnSync('taskset', ['-p', '-c', '1', String(process.pid)]);
+}
+
+/** The devnet on core 1, with the benchmark's seed and token, and its three upstream URLs. */
+export async function startBenchDevnet() {
+  const devnet = startProcess(
+    1,
+    ['src/devnet/main.ts'],
+    { DEVNET_SEED: SEED, DEVNET_TOKEN: TOKEN, SCAN_PORT: '0', EXPLORER_PORT: '0', STAKE_PORT: '0' },
+    true,
+  );
+  const output = await devnet.ready;
+  const urls = Object.fromEntries(
+    [...output.matchAll(/(\w+_URL)=(\S+)/g)].map((m) => [m[1], m[2]]),
+  ) as Record<string, string>;
+  return { child: devnet.child, urls };
+}
+
+/**
+ * A target on core 0: `baseline`, or a compiled gateway (`dist`, or another build's directory) run
+ * as `npm start` runs it, with its V8 flags and NODE_ENV=production.
+ */
+export async function startTarget(target: string, urls: Record<string, string>) {
+  const startFlags = (JSON.parse(readFileSync(resolve(ROOT, 'package.json'), 'utf8')).scripts.start as string)
+    .split(' ')
+    .filter((word) => word.startsWith('--'));
+  const started =
+    target === 'baseline'
+      ? startProcess(0, ['test/bench/baseline.ts'], { ...urls, PORT: '0' })
+      : startProcess(0, [...startFlags, resolve(ROOT, target, 'server.js')], {
+          ...urls,
+          PORT: '0',
+          NODE_ENV: 'production',
+        });
+  const output = await started.ready.catch((error) => {
+    started.child.kill('SIGTERM');
+    throw error;
+  });
+  return { child: started.child, url: /listening on (\S+)/.exec(output)?.[1] as string };
+}
+
 export async function runBenchmark(
   options: BenchOptions,
   log: (line: string) => void = console.log,
 ): Promise<BenchResult> {
-  const build = spawnSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: 'inherit' });
-  if (build.status !== 0) throw new Error('npm run build failed');
-  if (hasTaskset) spawnSync('taskset', ['-p', '-c', '1', String(process.pid)]);
-  const devnet = startProcess(
-    1,
-    ['src/devnet/main.ts'],
-    {
-      DEVNET_SEED: SEED,
-      DEVNET_TOKEN: TOKEN,
-      SCAN_PORT: '0',
-      EXPLORER_PORT: '0',
-      STAKE_PORT: '0',
-    },
-    true,
-  );
+  prepare();
+  const devnet = await startBenchDevnet();
   const children: ChildProcess[] = [devnet.child];
   try {
-    const devnetOutput = await devnet.ready;
-    const urls = Object.fromEntries(
-      [...devnetOutput.matchAll(/(\w+_URL)=(\S+)/g)].map((m) => [m[1], m[2]]),
-    ) as Record<string, string>;
-    // The gateway as `npm start` runs it: compiled, with its V8 flags, NODE_ENV=production.
-    const startFlags = (
-      JSON.parse(readFileSync(resolve(ROOT, 'package.json'), 'utf8')).scripts.start as string
-    )
-      .split(' ')
-      .filter((word) => word.startsWith('--'));
-    const gateway = startProcess(0, [...startFlags, 'dist/server.js'], {
-      ...urls,
-      PORT: '0',
-      NODE_ENV: 'production',
-    });
-    const baseline = startProcess(0, ['test/bench/baseline.ts'], { ...urls, PORT: '0' });
-    children.push(gateway.child, baseline.child);
-    const targets = {
-      gateway: /listening on (\S+)/.exec(await gateway.ready)?.[1] as string,
-      baseline: /listening on (\S+)/.exec(await baseline.ready)?.[1] as string,
-    };
+    const gateway = await startTarget('dist', devnet.urls);
+    children.push(gateway.child);
+    const baseline = await startTarget('baseline', devnet.urls);
+    children.push(baseline.child);
+    const targets = { gateway: gateway.url, baseline: baseline.url };
 
     const results: ScenarioResult[] = [];
     for (const scenario of scenarios().filter((s) => !options.only || options.only.includes(s.id))) {
