@@ -241,18 +241,20 @@ export async function startBenchDevnet() {
   return { child: devnet.child, urls };
 }
 
+/** The V8 flags `npm start` gives the gateway. */
+const START_FLAGS = (JSON.parse(readFileSync(resolve(ROOT, 'package.json'), 'utf8')).scripts.start as string)
+  .split(' ')
+  .filter((word) => word.startsWith('--'));
+
 /**
  * A target on core 0: `baseline`, or a compiled gateway (`dist`, or another build's directory) run
  * as `npm start` runs it, with its V8 flags and NODE_ENV=production.
  */
 export async function startTarget(target: string, urls: Record<string, string>) {
-  const startFlags = (JSON.parse(readFileSync(resolve(ROOT, 'package.json'), 'utf8')).scripts.start as string)
-    .split(' ')
-    .filter((word) => word.startsWith('--'));
   const started =
     target === 'baseline'
       ? startProcess(0, ['test/bench/baseline.ts'], { ...urls, PORT: '0' })
-      : startProcess(0, [...startFlags, resolve(ROOT, target, 'server.js')], {
+      : startProcess(0, [...START_FLAGS, resolve(ROOT, target, 'server.js')], {
           ...urls,
           PORT: '0',
           NODE_ENV: 'production',
@@ -381,19 +383,21 @@ export function formatTable(result: BenchResult): string {
   ].join('\n');
 }
 
+/** The value after `--name` on the command line, or the fallback. */
+export function cliOption(name: string, fallback: string): string {
+  const at = process.argv.indexOf(`--${name}`);
+  return at === -1 ? fallback : (process.argv[at + 1] ?? fallback);
+}
+
 if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1])) {
-  const arg = (name: string, fallback: string) => {
-    const at = process.argv.indexOf(`--${name}`);
-    return at === -1 ? fallback : (process.argv[at + 1] ?? fallback);
-  };
   const options: BenchOptions = {
-    durationSec: Number(arg('duration', '5')),
-    rounds: Number(arg('rounds', '2')),
-    connections: Number(arg('connections', '16')),
-    warmupSec: Number(arg('warmup', '2')),
-    ...(process.argv.includes('--only') ? { only: arg('only', '').split(',') } : {}),
+    durationSec: Number(cliOption('duration', '5')),
+    rounds: Number(cliOption('rounds', '2')),
+    connections: Number(cliOption('connections', '16')),
+    warmupSec: Number(cliOption('warmup', '2')),
+    ...(process.argv.includes('--only') ? { only: cliOption('only', '').split(',') } : {}),
   };
-  const out = resolve(ROOT, arg('out', 'test/bench/results/latest.json'));
+  const out = resolve(ROOT, cliOption('out', 'test/bench/results/latest.json'));
   const result = await runBenchmark(options);
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);

@@ -20,7 +20,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cpuSeconds, load, prepare, scenarios, startBenchDevnet, startTarget } from './bench.js';
+import { cliOption, cpuSeconds, load, prepare, scenarios, startBenchDevnet, startTarget } from './bench.js';
 
 export interface CompareOptions {
   targets: string[];
@@ -115,10 +115,6 @@ export async function compareTargets(
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1])) {
   const args = process.argv.slice(2);
-  const arg = (name: string, fallback: string) => {
-    const at = args.indexOf(`--${name}`);
-    return at === -1 ? fallback : (args[at + 1] ?? fallback);
-  };
   const targets = args.filter((a, i) => !a.startsWith('--') && !args[i - 1]?.startsWith('--'));
   if (targets.length < 2) {
     console.error(
@@ -128,11 +124,11 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1
   }
   await compareTargets({
     targets,
-    only: arg('only', 'S1,S3,S4').split(','),
-    rounds: Number(arg('rounds', '12')),
-    durationSec: Number(arg('duration', '3')),
-    connections: Number(arg('connections', '16')),
-    warmupSec: Number(arg('warmup', '2')),
+    only: cliOption('only', 'S1,S3,S4').split(','),
+    rounds: Number(cliOption('rounds', '12')),
+    durationSec: Number(cliOption('duration', '3')),
+    connections: Number(cliOption('connections', '16')),
+    warmupSec: Number(cliOption('warmup', '2')),
   });
   process.exit(0);
 }
