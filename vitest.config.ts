@@ -1,17 +1,39 @@
 import { createRequire } from 'node:module';
-import { defineConfig } from 'vitest/config';
+import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
+import type { DevnetVariant } from './test/gateway/helpers.js';
 
 const require = createRequire(import.meta.url);
+
+/** The gateway's domain tests: run once per upstream dialect and variant (contract.md §5). */
+const DOMAIN_TESTS = [
+  'test/gateway/search.test.ts',
+  'test/gateway/staking.test.ts',
+  'test/gateway/explorer.test.ts',
+  'test/gateway/buyback.test.ts',
+  'test/gateway/partial.test.ts',
+];
+
+const variant = (name: string, devnet: DevnetVariant): TestProjectInlineConfiguration => ({
+  extends: true,
+  test: { name, include: DOMAIN_TESTS, provide: { devnet } },
+});
 
 export default defineConfig({
   // One copy of graphql: Yoga and Pothos load its CommonJS build, and a second (ESM) copy would
   // make `instanceof GraphQLError` fail, masking every coded error as INTERNAL_SERVER_ERROR.
   resolve: { alias: { graphql: require.resolve('graphql') } },
   test: {
-    include: ['test/**/*.test.ts'],
     reporters: ['default', './test/summary-reporter.ts'],
     testTimeout: 20_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    projects: [
+      // Everything, against upstream-api.md's dialect (the devnet's default).
+      { extends: true, test: { name: 'spec', include: ['test/**/*.test.ts'], provide: { devnet: {} } } },
+      // The production services' protojson dialect, and its two deployment variants.
+      variant('kratos', { dialect: 'kratos' }),
+      variant('kratos, staking enveloped', { dialect: 'kratos', stakeEnvelope: true }),
+      variant('kratos, explorer code 200', { dialect: 'kratos', explorerSuccessCode: 200 }),
+    ],
   },
 });

@@ -15,10 +15,20 @@ export interface Upstreams {
   stake: string;
 }
 
+export type DevnetDialect = 'spec' | 'kratos';
+
 export interface DevnetConfig {
   seed: string;
   token: string;
   ports: { scan: number; explorer: number; stake: number };
+  /** `spec`: upstream-api.md's snake_case; `kratos`: the production services' protojson (real-upstreams.md). */
+  dialect: DevnetDialect;
+  /** Staking answers wrapped in the explorer's `{ code, message, data }` envelope. */
+  stakeEnvelope: boolean;
+  /** The explorer's envelope `code` on success (0, or 200 as some environments answer). */
+  explorerSuccessCode: number;
+  /** Account prefix of the staking service's bech32 addresses (`<prefix>1…`, `<prefix>valoper1…`). */
+  bech32Prefix: string;
 }
 
 export interface Config {
@@ -47,7 +57,20 @@ export interface Config {
   limits: Limits;
   /** A persisted-documents manifest (hash → document): when set, only those operations run. */
   persistedOperationsFile: string | null;
+  dialects: DialectConfig;
   devnet: DevnetConfig;
+}
+
+/** What the gateway needs to read both upstream dialects (contract.md §5, real-upstreams.md). */
+export interface DialectConfig {
+  /** Explorer envelope `code` values that mean success. */
+  explorerSuccessCodes: readonly number[];
+  /** The staking service's bech32 account prefix; null: learned from what staking sends. */
+  bech32Prefix: string | null;
+  /** Name of the search services' text parameter. */
+  scanQueryParam: string;
+  /** The most pages of the validator list read for one whole list; a longer list is an upstream error. */
+  validatorMaxPages: number;
 }
 
 /** What one GraphQL request may ask for; everything beyond is refused before any upstream call. */
@@ -107,9 +130,48 @@ function logLevel(env: Env): Config['logLevel'] {
   return raw as Config['logLevel'];
 }
 
+/** A bech32 human-readable part: lowercase letters and digits, starting with a letter. */
+function prefix(env: Env, name: string, fallback: string): string;
+function prefix(env: Env, name: string, fallback: null): string | null;
+function prefix(env: Env, name: string, fallback: string | null): string | null {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^[a-z][a-z0-9]{0,19}$/.test(raw)) {
+    throw new ConfigError(`${name} must be a lowercase bech32 prefix such as "biya", got "${raw}"`);
+  }
+  return raw;
+}
+
+function codes(env: Env, name: string, fallback: readonly number[]): readonly number[] {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const parts = raw.split(',').map((part) => part.trim());
+  if (parts.some((part) => !/^-?\d{1,10}$/.test(part))) {
+    throw new ConfigError(`${name} must be a comma-separated list of integers, got "${raw}"`);
+  }
+  return Object.freeze(parts.map(Number));
+}
+
+function queryParam(env: Env): string {
+  const raw = env.SCAN_QUERY_PARAM || 'q';
+  if (!/^[A-Za-z0-9_.-]{1,64}$/.test(raw)) {
+    throw new ConfigError(`SCAN_QUERY_PARAM must be a query parameter name, got "${raw}"`);
+  }
+  return raw;
+}
+
+function dialect(env: Env): DevnetDialect {
+  const raw = env.DEVNET_DIALECT || 'spec';
+  if (raw !== 'spec' && raw !== 'kratos') {
+    throw new ConfigError(`DEVNET_DIALECT must be spec or kratos, got "${raw}"`);
+  }
+  return raw;
+}
+
 const UPSTREAM_VARS = ['SCAN_URL', 'EXPLORER_URL', 'STAKE_URL'] as const;
 
 export function loadDevnetConfig(env: Env = process.env): DevnetConfig {
+  const devnetDialect = dialect(env);
   return Object.freeze({
     seed: env.DEVNET_SEED || 'devnet',
     token: env.DEVNET_TOKEN || 'devnet-token',
@@ -118,6 +180,10 @@ export function loadDevnetConfig(env: Env = process.env): DevnetConfig {
       explorer: int(env, 'EXPLORER_PORT', 4102, 0, 65_535),
       stake: int(env, 'STAKE_PORT', 4103, 0, 65_535),
     }),
+    dialect: devnetDialect,
+    stakeEnvelope: bool(env, 'DEVNET_STAKE_ENVELOPE', false),
+    explorerSuccessCode: int(env, 'DEVNET_EXPLORER_SUCCESS_CODE', 0, 0, 999),
+    bech32Prefix: prefix(env, 'DEVNET_BECH32_PREFIX', devnetDialect === 'kratos' ? 'byb' : 'biya'),
   });
 }
 
@@ -164,6 +230,12 @@ export function loadConfig(env: Env = process.env): Config {
       batch: int(env, 'BATCH_LIMIT', 0, 0, 100),
     }),
     persistedOperationsFile: env.PERSISTED_OPERATIONS || null,
+    dialects: Object.freeze({
+      explorerSuccessCodes: codes(env, 'EXPLORER_SUCCESS_CODES', Object.freeze([0, 200])),
+      bech32Prefix: prefix(env, 'BECH32_PREFIX', null),
+      scanQueryParam: queryParam(env),
+      validatorMaxPages: int(env, 'VALIDATOR_MAX_PAGES', 50, 1, 10_000),
+    }),
     devnet: loadDevnetConfig(env),
   });
 }

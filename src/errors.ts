@@ -45,8 +45,9 @@ export class UpstreamError extends GatewayError {
     readonly detail: string,
     message = UpstreamError.messageFor(upstream, code),
     readonly status?: number,
+    extensions: Record<string, unknown> = {},
   ) {
-    super(message, code, { upstream });
+    super(message, code, { upstream, ...extensions });
     this.name = 'UpstreamError';
   }
 

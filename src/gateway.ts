@@ -31,6 +31,7 @@ export type GatewaySettings = Pick<
   | 'validatorCacheTtlMs'
   | 'responseCacheTtlMs'
   | 'limits'
+  | 'dialects'
 >;
 
 export interface GatewayOptions extends GatewaySettings {
@@ -167,6 +168,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   const upstreams: Upstreams = createUpstreams({
     observe: (event) => metrics.observeUpstream(event),
     urls: options.upstreamUrls,
+    dialects: options.dialects,
     timeoutMs: options.upstreamTimeoutMs,
     connections: options.upstreamConnections,
     resilience: {

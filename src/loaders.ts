@@ -1,4 +1,5 @@
 import DataLoader from 'dataloader';
+import { addressKey } from './lib/address.js';
 import type { ContractQuery } from './upstream/explorer/client.js';
 import type { CallScope } from './upstream/http.js';
 import type { Upstreams } from './upstream/index.js';
@@ -20,22 +21,26 @@ import type {
 
 /**
  * The validator list indexed by every address a validator is known by: operator, consensus
- * (block proposers) and wallet.
+ * (block proposers) and wallet, in any encoding. Services disagree on the bech32 prefix (the
+ * search service names proposers `biyavalcons1…` where staking says `bybvalcons1…`) and on `0x…`
+ * against bech32 accounts, so addresses match by their role and bytes (`addressKey`).
  */
 export class ValidatorDirectory {
-  private readonly byAddress = new Map<string, Validator>();
+  /** Exact text as staking sent it: the common case, a map access with no decoding. */
+  private readonly byText = new Map<string, Validator>();
+  private readonly byKey = new Map<string, Validator>();
 
   constructor(readonly list: ValidatorList) {
     for (const v of list.validators) {
-      this.byAddress.set(v.walletAddress.toLowerCase(), v);
-      this.byAddress.set(v.consensusAddress.toLowerCase(), v);
-      this.byAddress.set(v.operatorAddress.toLowerCase(), v);
+      for (const address of [v.walletAddress, v.consensusAddress, v.operatorAddress]) {
+        this.byText.set(address, v);
+        this.byKey.set(addressKey(address), v);
+      }
     }
   }
 
   find(address: string): Validator | null {
-    // Upstream addresses come lowercase: the exact key first, without a new string per lookup.
-    return this.byAddress.get(address) ?? this.byAddress.get(address.toLowerCase()) ?? null;
+    return this.byText.get(address) ?? this.byKey.get(addressKey(address)) ?? null;
   }
 }
 
@@ -175,10 +180,23 @@ export class Loaders {
   get delegations(): DataLoader<{ delegator: string } & PageArgs, Page<Delegation>, string> {
     const { upstreams, scope } = this.deps;
     this.delegationsLoader ??= perKey(
-      (k: { delegator: string } & PageArgs) => upstreams.stake.delegations(k.delegator, k, scope),
+      async (k: { delegator: string } & PageArgs) => {
+        await this.learnAccountEncoding();
+        return upstreams.stake.delegations(k.delegator, k, scope);
+      },
       (k) => JSON.stringify([k.delegator, k.page, k.pageSize, k.cursor]),
     );
     return this.delegationsLoader;
+  }
+
+  /**
+   * Staking is called with accounts in its own encoding, which it shows in the validator list.
+   * Until that is known (a new process, no BECH32_PREFIX), the list is read first: the same read
+   * the delegations' validator joins use. If it fails, the address goes as the caller gave it.
+   */
+  private async learnAccountEncoding(): Promise<void> {
+    if (this.deps.upstreams.stake.accounts.encoding) return;
+    await this.validatorDirectory().catch(() => {});
   }
 
   get contracts(): DataLoader<{ query: ContractQuery; token: string }, Page<Contract>, string> {

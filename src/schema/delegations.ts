@@ -2,7 +2,7 @@ import type { ArgBuilder } from '@pothos/core';
 import type { Delegation } from '../upstream/models.js';
 import { builder, pagedCost, type Types } from './builder.js';
 import { pageArgFields, pageOf } from './page.js';
-import { pageArgs, text } from './validate.js';
+import { accountAddress, pageArgs } from './validate.js';
 import { CoinRef, ValidatorRef } from './validators.js';
 
 const DelegationRef = builder.objectRef<Delegation>('Delegation').implement({
@@ -59,12 +59,15 @@ builder.queryField('delegations', (t) =>
     nullable: true,
     description: 'The delegations of one delegator, one page at a time.',
     args: {
-      delegatorAddress: t.arg.string({ required: true, description: 'The delegator’s account address.' }),
+      delegatorAddress: t.arg.string({
+        required: true,
+        description: 'The delegator’s account address: `0x…` or bech32 (`biya1…`), whichever the caller has.',
+      }),
       ...pagingArgs(t.arg),
     },
     resolve: (_root, args, ctx) =>
       ctx.loaders.delegations.load({
-        delegator: text('delegatorAddress', args.delegatorAddress),
+        delegator: accountAddress('delegatorAddress', args.delegatorAddress),
         ...pageArgs(args),
       }),
   }),

@@ -60,6 +60,14 @@ const ContractRef = builder.objectRef<Contract>('Contract').implement({
       nullable: true,
       description: 'When it was created, as the explorer sent it.',
     }),
+    updatedAt: t.exposeString('updatedAt', {
+      nullable: true,
+      description: 'When the explorer last updated its record, as it sent it.',
+    }),
+    tags: t.exposeStringList('tags', {
+      nullable: true,
+      description: 'The explorer’s labels for the contract, for example "stablecoin".',
+    }),
     raw: t.expose('raw', { type: 'JSON', description: 'The item exactly as the explorer sent it.' }),
   }),
 });
@@ -84,7 +92,20 @@ const FailedTransactionRef = builder.objectRef<FailedTransaction>('FailedTransac
     initiator: t.exposeString('initiator', { nullable: true, description: 'The address that sent it.' }),
     type: t.exposeString('type', { nullable: true, description: 'The kind of action.' }),
     error: t.exposeString('error', { nullable: true, description: 'Why it failed.' }),
+    code: t.exposeInt('code', {
+      nullable: true,
+      description: 'The chain’s result code for the transaction (non-zero: it failed).',
+    }),
+    codespace: t.exposeString('codespace', {
+      nullable: true,
+      description: 'The module whose result `code` is, for example "sdk".',
+    }),
     gasUsed: t.expose('gasUsed', { type: 'BigInt', nullable: true, description: 'Gas it used.' }),
+    gasWanted: t.expose('gasWanted', {
+      type: 'BigInt',
+      nullable: true,
+      description: 'Gas limit the sender set.',
+    }),
     raw: t.expose('raw', { type: 'JSON', description: 'The item exactly as the explorer sent it.' }),
   }),
 });

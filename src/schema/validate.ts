@@ -1,4 +1,5 @@
 import { badUserInput } from '../errors.js';
+import { decodeAddress, splitPrefix } from '../lib/address.js';
 import { compareDecimal, isDecimal, parseTimestamp } from '../lib/decimal.js';
 import type { BuybackRoundUpdate, PageArgs } from '../upstream/models.js';
 
@@ -50,6 +51,22 @@ export function pageArgs(args: {
     throw badUserInput('pageSize', `pageSize must be between 1 and ${MAX_PAGE_SIZE}; got ${pageSize}.`);
   }
   return { page, pageSize, cursor: optionalText('cursor', args.cursor) };
+}
+
+/**
+ * An account address in either encoding the chain uses: `0x` + 40 hex digits, or bech32 of 20 bytes
+ * with any prefix (`biya1…`, `byb1…`). Staking is then called in its own encoding.
+ */
+export function accountAddress(argument: string, value: string): string {
+  text(argument, value);
+  const decoded = decodeAddress(value);
+  if (!decoded || (decoded.prefix !== 'hex' && splitPrefix(decoded.prefix).role !== 'account')) {
+    throw badUserInput(
+      argument,
+      `${argument} must be an account address: 0x followed by 40 hexadecimal characters, or bech32 such as "biya1…".`,
+    );
+  }
+  return value;
 }
 
 export function blockHeight(height: number): number {

@@ -2,11 +2,69 @@
  * Runtime checks of upstream JSON at the boundary. A body that breaks them throws ShapeError, which
  * the clients turn into UPSTREAM_ERROR: a malformed upstream never crashes a resolver.
  * Hand-written rather than a schema library: the checks sit on the hot path of every 100-row page.
+ *
+ * Two dialects reach this layer (real-upstreams.md): upstream-api.md's snake_case and the
+ * production services' protojson (lowerCamelCase keys, 64-bit integers as strings, enums by name).
+ * `camelKeys` is the one place that knows both spellings of a key: every body goes through it once,
+ * and every reader below reads lowerCamelCase only. The readers accept both encodings of a value.
  */
 
 export class ShapeError extends Error {}
 
 export type Obj = Record<string, unknown>;
+
+const camelCache = new Map<string, string>();
+const MAX_CACHED_KEYS = 10_000;
+
+/** `operator_address` → `operatorAddress`, `rewards_24h` → `rewards24h`; camelCase keys stay as they are. */
+export function camelKey(key: string): string {
+  if (key.indexOf('_') === -1) return key;
+  let camel = camelCache.get(key);
+  if (camel === undefined) {
+    camel = key.replace(/_+([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+    // Keys come from upstream bodies: bounded, so a hostile upstream cannot grow the cache.
+    if (camelCache.size < MAX_CACHED_KEYS) camelCache.set(key, camel);
+  }
+  return camel;
+}
+
+/**
+ * The same JSON with every object key in lowerCamelCase, at every depth. Objects whose keys are all
+ * camelCase already are returned as they are (no copy), so an upstream that speaks camelCase pays a
+ * walk and no allocation. The input is never modified: callers may keep it as the untouched `raw`.
+ */
+export function camelKeys(value: unknown): unknown {
+  if (Array.isArray(value)) {
+    let copy: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const item = value[i];
+      const next = camelKeys(item);
+      if (next !== item) {
+        copy ??= value.slice();
+        copy[i] = next;
+      }
+    }
+    return copy ?? value;
+  }
+  if (typeof value !== 'object' || value === null) return value;
+  const source = value as Obj;
+  let copy: Obj | undefined;
+  for (const key in source) {
+    const item = source[key];
+    const next = camelKeys(item);
+    const name = camelKey(key);
+    if (copy === undefined && (name !== key || next !== item)) {
+      // From here on the object is rebuilt; the keys before this one are copied as they were.
+      copy = {};
+      for (const earlier in source) {
+        if (earlier === key) break;
+        copy[earlier] = source[earlier];
+      }
+    }
+    if (copy !== undefined && !(name in copy && name !== key)) copy[name] = next;
+  }
+  return copy ?? value;
+}
 
 export function obj(value: unknown, what: string): Obj {
   if (typeof value !== 'object' || value === null || Array.isArray(value))
@@ -25,16 +83,43 @@ export function str(o: Obj, key: string): string {
   return v;
 }
 
+const INTEGER_TEXT = /^-?\d{1,30}$/;
+
+/**
+ * An integer sent as a JSON number or, as protojson sends 64-bit integers, as a string. The result
+ * is a JS number, so it must be exact: a string beyond 2^53 is refused rather than rounded.
+ */
 export function int(o: Obj, key: string): number {
+  const n = intOrNull(o[key]);
+  if (n === null) throw new ShapeError(`${key} is not an integer`);
+  return n;
+}
+
+function intOrNull(v: unknown): number | null {
+  if (typeof v === 'number') return Number.isSafeInteger(v) ? v : null;
+  if (typeof v === 'string' && INTEGER_TEXT.test(v)) {
+    const n = Number(v);
+    return Number.isSafeInteger(n) ? n : null;
+  }
+  return null;
+}
+
+/**
+ * A 64-bit count kept as decimal text (never through a float): a string of digits as sent, or a
+ * JSON number that is an exact integer.
+ */
+export function int64(o: Obj, key: string): string {
   const v = o[key];
-  if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw new ShapeError(`${key} is not an integer`);
-  return v;
+  if (typeof v === 'string' && INTEGER_TEXT.test(v)) return v;
+  if (typeof v === 'number' && Number.isSafeInteger(v)) return String(v);
+  throw new ShapeError(`${key} is not a 64-bit integer`);
 }
 
 export function num(o: Obj, key: string): number {
   const v = o[key];
-  if (typeof v !== 'number' || !Number.isFinite(v)) throw new ShapeError(`${key} is not a number`);
-  return v;
+  const n = typeof v === 'string' && v.trim() !== '' ? Number(v) : v;
+  if (typeof n !== 'number' || !Number.isFinite(n)) throw new ShapeError(`${key} is not a number`);
+  return n;
 }
 
 export function bool(o: Obj, key: string): boolean {
@@ -43,12 +128,23 @@ export function bool(o: Obj, key: string): boolean {
   return v;
 }
 
+/**
+ * A proto enum, sent as its number or as its name. `names` maps the names this gateway knows to
+ * their numbers; an unknown name is a shape error, an unknown number is kept (the graph decides).
+ */
+export function enumValue(o: Obj, key: string, names: Readonly<Record<string, number>>): number {
+  const v = o[key];
+  if (typeof v === 'string' && Object.hasOwn(names, v)) return names[v] as number;
+  return int(o, key);
+}
+
 const NUMBER_TEXT = /^-?\d+(\.\d+)?$/;
 
-/** A string holding a decimal number (amounts, shares, rates), kept exactly as sent. */
+/** A decimal number (amounts, shares, rates) kept exactly as sent: a string, or an exact integer. */
 export function decimal(o: Obj, key: string): string {
-  const v = str(o, key);
-  if (!NUMBER_TEXT.test(v)) throw new ShapeError(`${key} is not a decimal string`);
+  const v = o[key];
+  if (typeof v === 'number' && Number.isSafeInteger(v)) return String(v);
+  if (typeof v !== 'string' || !NUMBER_TEXT.test(v)) throw new ShapeError(`${key} is not a decimal string`);
   return v;
 }
 
@@ -59,32 +155,46 @@ export function strings(o: Obj, key: string): string[] {
   });
 }
 
-const camel = (key: string) => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
-
 /**
- * Tolerant reads for free-form upstream data (the explorer's `data`): the snake_case field or its
- * camelCase spelling; null when absent or of another type.
+ * Tolerant reads for free-form upstream data (the explorer's `data`, a protobuf Struct): the first
+ * of the given names that holds a value of the right kind; null when none does. A name may be a
+ * dotted path into a nested object (`metadata.decimals`).
  */
 export const loose = {
-  value(o: Obj, key: string): unknown {
-    return o[key] ?? o[camel(key)] ?? null;
+  value(o: Obj, names: readonly string[]): unknown {
+    for (const name of names) {
+      const v = name.includes('.') ? path(o, name) : o[name];
+      if (v !== undefined && v !== null && v !== '') return v;
+    }
+    return null;
   },
-  str(o: Obj, key: string): string | null {
-    const v = loose.value(o, key);
+  str(o: Obj, ...names: string[]): string | null {
+    const v = loose.value(o, names);
     return typeof v === 'string' ? v : typeof v === 'number' ? String(v) : null;
   },
-  int(o: Obj, key: string): number | null {
-    const v = loose.value(o, key);
-    const n = typeof v === 'string' && /^-?\d{1,15}$/.test(v) ? Number(v) : v;
-    return typeof n === 'number' && Number.isSafeInteger(n) ? n : null;
+  int(o: Obj, ...names: string[]): number | null {
+    return intOrNull(loose.value(o, names));
   },
-  bool(o: Obj, key: string): boolean | null {
-    const v = loose.value(o, key);
+  bool(o: Obj, ...names: string[]): boolean | null {
+    const v = loose.value(o, names);
     return typeof v === 'boolean' ? v : null;
   },
-  decimal(o: Obj, key: string): string | null {
-    const v = loose.value(o, key);
+  decimal(o: Obj, ...names: string[]): string | null {
+    const v = loose.value(o, names);
     const text = typeof v === 'number' && Number.isSafeInteger(v) ? String(v) : v;
     return typeof text === 'string' && NUMBER_TEXT.test(text) ? text : null;
   },
+  strings(o: Obj, ...names: string[]): string[] | null {
+    const v = loose.value(o, names);
+    return Array.isArray(v) && v.every((item) => typeof item === 'string') ? (v as string[]) : null;
+  },
 };
+
+function path(o: Obj, dotted: string): unknown {
+  let at: unknown = o;
+  for (const part of dotted.split('.')) {
+    if (typeof at !== 'object' || at === null || Array.isArray(at)) return undefined;
+    at = (at as Obj)[part];
+  }
+  return at;
+}

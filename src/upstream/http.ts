@@ -298,6 +298,8 @@ export class UpstreamHttp {
         this.name,
         'UPSTREAM_ERROR',
         `status ${status} with a body that is not JSON`,
+        undefined,
+        status,
       );
       error.breaksCircuit = true;
       throw error;

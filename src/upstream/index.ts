@@ -1,3 +1,4 @@
+import type { DialectConfig } from '../config.js';
 import type { UpstreamName } from '../errors.js';
 import type { UpstreamCallEvent } from '../metrics.js';
 import { ExplorerClient } from './explorer/client.js';
@@ -10,6 +11,7 @@ export interface UpstreamSettings {
   timeoutMs: number;
   connections: number;
   resilience: ResilienceOptions;
+  dialects: DialectConfig;
   observe?: (event: UpstreamCallEvent) => void;
 }
 
@@ -24,18 +26,28 @@ export interface Upstreams {
   close(): Promise<void>;
 }
 
-/** A cheap request per upstream that any healthy instance answers without credentials. */
-const PING_PATHS: Record<UpstreamName, string> = {
-  scan: '/api/v1/search?q=1',
-  explorer: '/api/v1/transaction/failed-24h?pagination.page_size=1',
-  stake: '/stake/validators?pagination.page_size=1',
-};
+/**
+ * A base URL as the clients use it: without a trailing slash, and for staking without a trailing
+ * `/stake` either, since every staking route starts with `/stake` (Biya's own client does the same,
+ * so either spelling of STAKE_URL works). A path prefix of the explorer's is kept.
+ */
+export function baseUrl(name: UpstreamName, url: string): string {
+  const trimmed = url.replace(/\/+$/, '');
+  return name === 'stake' ? trimmed.replace(/\/stake$/, '') : trimmed;
+}
 
 export function createUpstreams(settings: UpstreamSettings): Upstreams {
+  const { dialects } = settings;
+  // A cheap request per upstream that any healthy instance answers without credentials.
+  const pingPaths: Record<UpstreamName, string> = {
+    scan: `/api/v1/search?${encodeURIComponent(dialects.scanQueryParam)}=1`,
+    explorer: '/api/v1/transaction/failed-24h?pagination.page_size=1',
+    stake: '/stake/validators?pagination.page_size=1',
+  };
   const connect = (name: UpstreamName) =>
     new UpstreamHttp({
       name,
-      baseUrl: settings.urls[name],
+      baseUrl: baseUrl(name, settings.urls[name]),
       timeoutMs: settings.timeoutMs,
       connections: settings.connections,
       resilience: settings.resilience,
@@ -44,7 +56,7 @@ export function createUpstreams(settings: UpstreamSettings): Upstreams {
   const http = { scan: connect('scan'), explorer: connect('explorer'), stake: connect('stake') };
   const ping = async (name: UpstreamName) => {
     try {
-      await http[name].get(PING_PATHS[name]);
+      await http[name].get(pingPaths[name]);
       return true;
     } catch (error) {
       const status = (error as { status?: number }).status;
@@ -52,9 +64,13 @@ export function createUpstreams(settings: UpstreamSettings): Upstreams {
     }
   };
   return {
-    scan: new ScanClient(http.scan),
-    explorer: new ExplorerClient(http.explorer),
-    stake: new StakeClient(http.stake),
+    scan: new ScanClient(http.scan, { queryParam: dialects.scanQueryParam }),
+    explorer: new ExplorerClient(http.explorer, { successCodes: dialects.explorerSuccessCodes }),
+    stake: new StakeClient(http.stake, {
+      successCodes: dialects.explorerSuccessCodes,
+      bech32Prefix: dialects.bech32Prefix,
+      validatorMaxPages: dialects.validatorMaxPages,
+    }),
     circuits: () => ({ scan: http.scan.circuit, explorer: http.explorer.circuit, stake: http.stake.circuit }),
     async ping() {
       const [scan, explorer, stake] = await Promise.all([ping('scan'), ping('explorer'), ping('stake')]);

@@ -152,6 +152,8 @@ export interface Contract {
   deployer: string | null;
   creationTxHash: string | null;
   createdAt: string | null;
+  updatedAt: string | null;
+  tags: string[] | null;
   /** The item exactly as the explorer sent it. */
   raw: unknown;
 }
@@ -165,7 +167,11 @@ export interface FailedTransaction {
   initiator: string | null;
   type: string | null;
   error: string | null;
+  /** The chain's result code of the transaction (non-zero: failed) and the module it came from. */
+  code: number | null;
+  codespace: string | null;
   gasUsed: string | null;
+  gasWanted: string | null;
   raw: unknown;
 }
 

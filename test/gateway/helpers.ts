@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { print } from 'graphql';
-import { afterAll, beforeAll, beforeEach } from 'vitest';
+import { afterAll, beforeAll, beforeEach, inject } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { type Devnet, type DevnetOptions, startDevnet } from '../../src/devnet/index.js';
 import { createGateway, type Gateway, type GatewayOptions } from '../../src/gateway.js';
@@ -47,6 +47,20 @@ export function testSettings(overrides: Partial<GatewayOptions> = {}): Omit<Gate
   return { ...loadConfig({}), validatorCacheTtlMs: 0, responseCacheTtlMs: 0, ...overrides };
 }
 
+/** Which dialect and variant the devnet speaks in this test project (see vitest.config.ts). */
+export type DevnetVariant = Pick<DevnetOptions, 'dialect' | 'stakeEnvelope' | 'explorerSuccessCode'>;
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    devnet: DevnetVariant;
+  }
+}
+
+/** The devnet options of the running test project: its dialect, and the seed the gateway tests use. */
+export function devnetOptions(overrides: DevnetOptions = {}): DevnetOptions {
+  return { seed: 'gateway-tests', ...inject('devnet'), ...overrides };
+}
+
 /**
  * A devnet (recording every request it receives) and a gateway over it, for one test file.
  * Records are cleared before each test, so a test sees only its own upstream traffic.
@@ -58,7 +72,7 @@ export function useGatewayOnDevnet(
   let gateway: Gateway | undefined;
   let http: Awaited<ReturnType<typeof listen>> | undefined;
   beforeAll(async () => {
-    devnet = await startDevnet({ seed: 'gateway-tests', record: true, ...options.devnet });
+    devnet = await startDevnet(devnetOptions({ record: true, ...options.devnet }));
     gateway = createGateway({ ...testSettings(options.gateway), upstreamUrls: devnet.urls });
   });
   afterAll(async () => {

@@ -94,16 +94,30 @@ function toSearchResults(s: Obj): SearchResults {
   };
 }
 
+export interface ScanSettings {
+  /** The name of the search text parameter (contract.md: `q`; SCAN_QUERY_PARAM). */
+  queryParam: string;
+}
+
 export class ScanClient {
-  constructor(private readonly http: UpstreamHttp) {}
+  constructor(
+    private readonly http: UpstreamHttp,
+    private readonly settings: ScanSettings,
+  ) {}
 
   async suggestions(text: string, scope: CallScope = {}): Promise<Suggestions> {
-    const { body } = await this.http.get('/api/v1/dex/search', { query: { q: text }, ...scope });
+    const { body } = await this.http.get('/api/v1/dex/search', {
+      query: { [this.settings.queryParam]: text },
+      ...scope,
+    });
     return decodeBody('scan', 'suggestions', body, toSuggestions);
   }
 
   async search(text: string, scope: CallScope = {}): Promise<SearchResults> {
-    const { body } = await this.http.get('/api/v1/search', { query: { q: text }, ...scope });
+    const { body } = await this.http.get('/api/v1/search', {
+      query: { [this.settings.queryParam]: text },
+      ...scope,
+    });
     return decodeBody('scan', 'search results', body, toSearchResults);
   }
 }

@@ -1,4 +1,19 @@
-import { bool, decimal, int, list, num, type Obj, obj, str, strings } from '../decode.js';
+import { UpstreamError } from '../../errors.js';
+import {
+  bool,
+  camelKeys,
+  decimal,
+  enumValue,
+  int,
+  int64,
+  list,
+  num,
+  type Obj,
+  obj,
+  ShapeError,
+  str,
+  strings,
+} from '../decode.js';
 import type { CallScope, UpstreamHttp } from '../http.js';
 import type {
   BuybackRound,
@@ -11,15 +26,44 @@ import type {
   ValidatorList,
   ValidatorStatistics,
 } from '../models.js';
-import { decodeBody, pageQuery, toPageInfo } from '../rest.js';
+import { decodeBody, type EnvelopeFailure, pageQuery, toPageInfo, unwrapEnvelope } from '../rest.js';
+import { StakeAccounts } from './accounts.js';
 
 /**
  * The staking service: delegations (4.3), the validator list (4.6) and the buyback round update (4.7).
- * Errors come as non-2xx with `{ code, message }`.
+ * Answers come bare or in the envelope `{ code, message, data }`, in either dialect; errors as a
+ * non-2xx status with `{ code, message }` or Kratos' `{ code, reason, message, metadata }`.
  */
 
 /** The validator list is read in pages of the upstream's maximum size. */
 export const VALIDATOR_PAGE_SIZE = 100;
+
+/** Cosmos SDK bond status names, as protojson may send them instead of numbers. */
+const BOND_STATUS: Readonly<Record<string, number>> = {
+  BOND_STATUS_UNSPECIFIED: 0,
+  BOND_STATUS_UNBONDED: 1,
+  BOND_STATUS_UNBONDING: 2,
+  BOND_STATUS_BONDED: 3,
+};
+
+/** Buyback round status names (0 unspecified … 4 cancelled), by their proto names. */
+const ROUND_STATUS: Readonly<Record<string, number>> = {
+  ROUND_STATUS_UNSPECIFIED: 0,
+  ROUND_STATUS_PENDING: 1,
+  ROUND_STATUS_IN_PROGRESS: 2,
+  ROUND_STATUS_DONE: 3,
+  ROUND_STATUS_COMPLETED: 3,
+  ROUND_STATUS_CANCELLED: 4,
+};
+
+export interface StakeSettings {
+  /** Envelope `code` values that mean success. */
+  successCodes: readonly number[];
+  /** BECH32_PREFIX, or null to learn the account encoding from what staking sends. */
+  bech32Prefix: string | null;
+  /** The most pages read for the whole validator list. */
+  validatorMaxPages: number;
+}
 
 const toCoin = (value: unknown): Coin => {
   const c = obj(value, 'coin');
@@ -31,46 +75,46 @@ const toValidator = (value: unknown): Validator => {
   return {
     id: str(v, 'id'),
     moniker: str(v, 'moniker'),
-    operatorAddress: str(v, 'operator_address'),
-    consensusAddress: str(v, 'consensus_address'),
+    operatorAddress: str(v, 'operatorAddress'),
+    consensusAddress: str(v, 'consensusAddress'),
     jailed: bool(v, 'jailed'),
-    status: int(v, 'status'),
+    status: enumValue(v, 'status', BOND_STATUS),
     tokens: decimal(v, 'tokens'),
-    delegatorShares: decimal(v, 'delegator_shares'),
+    delegatorShares: decimal(v, 'delegatorShares'),
     description: str(v, 'description'),
-    unbondingHeight: str(v, 'unbonding_height'),
-    unbondingTime: str(v, 'unbonding_time'),
+    unbondingHeight: int64(v, 'unbondingHeight'),
+    unbondingTime: str(v, 'unbondingTime'),
     commission: {
-      rate: decimal(v, 'commission_rate'),
-      maxRate: decimal(v, 'commission_max_rate'),
-      maxChangeRate: decimal(v, 'commission_max_change_rate'),
-      updateTime: str(v, 'commission_update_time'),
+      rate: decimal(v, 'commissionRate'),
+      maxRate: decimal(v, 'commissionMaxRate'),
+      maxChangeRate: decimal(v, 'commissionMaxChangeRate'),
+      updateTime: str(v, 'commissionUpdateTime'),
     },
-    proposed: str(v, 'proposed'),
-    signed: str(v, 'signed'),
-    missed: str(v, 'missed'),
+    proposed: int64(v, 'proposed'),
+    signed: int64(v, 'signed'),
+    missed: int64(v, 'missed'),
     timestamp: str(v, 'timestamp'),
     uptimes: strings(v, 'uptimes'),
-    slashingEvents: strings(v, 'slashing_events'),
-    uptimePercentage: num(v, 'uptime_percentage'),
-    imageUrl: str(v, 'image_url'),
-    registrationTime: str(v, 'registration_time'),
-    walletAddress: str(v, 'wallet_address'),
-    delegationCount: str(v, 'delegation_count'),
-    outstandingRewards: list(v.outstanding_rewards, 'outstanding_rewards').map(toCoin),
+    slashingEvents: strings(v, 'slashingEvents'),
+    uptimePercentage: num(v, 'uptimePercentage'),
+    imageUrl: str(v, 'imageUrl'),
+    registrationTime: str(v, 'registrationTime'),
+    walletAddress: str(v, 'walletAddress'),
+    delegationCount: int64(v, 'delegationCount'),
+    outstandingRewards: list(v.outstandingRewards, 'outstandingRewards').map(toCoin),
   };
 };
 
 const toStatistics = (value: unknown): ValidatorStatistics => {
   const s = obj(value, 'statistics');
   return {
-    totalValidators: str(s, 'total_validators'),
-    consensusValidators: str(s, 'consensus_validators'),
-    activeValidators: str(s, 'active_validators'),
-    totalStakedAmount: decimal(s, 'total_staked_amount'),
-    rewards24h: decimal(s, 'rewards_24h'),
-    annualizedRewardRate: decimal(s, 'annualized_reward_rate'),
-    slashingEvents24h: str(s, 'slashing_events_24h'),
+    totalValidators: int64(s, 'totalValidators'),
+    consensusValidators: int64(s, 'consensusValidators'),
+    activeValidators: int64(s, 'activeValidators'),
+    totalStakedAmount: decimal(s, 'totalStakedAmount'),
+    rewards24h: decimal(s, 'rewards24h'),
+    annualizedRewardRate: decimal(s, 'annualizedRewardRate'),
+    slashingEvents24h: int64(s, 'slashingEvents24h'),
     timestamp: str(s, 'timestamp'),
   };
 };
@@ -79,7 +123,7 @@ const toDelegation = (value: unknown): Delegation => {
   const item = obj(value, 'delegation response');
   const d = obj(item.delegation, 'delegation');
   return {
-    validatorAddress: str(d, 'validator_address'),
+    validatorAddress: str(d, 'validatorAddress'),
     shares: decimal(d, 'shares'),
     balance: toCoin(item.balance),
   };
@@ -89,79 +133,128 @@ const toRound = (o: Obj): BuybackRound => {
   const r = obj(o.round, 'round');
   return {
     id: str(r, 'id'),
-    roundId: str(r, 'round_id'),
-    startTime: str(r, 'start_time'),
-    endTime: str(r, 'end_time'),
-    status: int(r, 'status'),
-    totalSlots: int(r, 'total_slots'),
-    bookedSlots: int(r, 'booked_slots'),
-    minAmount: decimal(r, 'min_amount'),
-    maxAmount: decimal(r, 'max_amount'),
-    totalCollected: decimal(r, 'total_collected'),
-    revenuePool: decimal(r, 'revenue_pool'),
-    burnTxHash: str(r, 'burn_tx_hash'),
-    createdAt: str(r, 'created_at'),
-    updatedAt: str(r, 'updated_at'),
+    roundId: str(r, 'roundId'),
+    startTime: str(r, 'startTime'),
+    endTime: str(r, 'endTime'),
+    status: enumValue(r, 'status', ROUND_STATUS),
+    totalSlots: int(r, 'totalSlots'),
+    bookedSlots: int(r, 'bookedSlots'),
+    minAmount: decimal(r, 'minAmount'),
+    maxAmount: decimal(r, 'maxAmount'),
+    totalCollected: decimal(r, 'totalCollected'),
+    revenuePool: decimal(r, 'revenuePool'),
+    burnTxHash: str(r, 'burnTxHash'),
+    createdAt: str(r, 'createdAt'),
+    updatedAt: str(r, 'updatedAt'),
   };
 };
 
 interface ValidatorPage extends ValidatorList {
-  hasNext: boolean;
+  page: number;
   totalPages: number;
 }
 
 export class StakeClient {
-  constructor(private readonly http: UpstreamHttp) {}
+  /** How staking writes accounts: configured, or learned from the validator list and delegations. */
+  readonly accounts: StakeAccounts;
+
+  constructor(
+    private readonly http: UpstreamHttp,
+    private readonly settings: StakeSettings,
+  ) {
+    this.accounts = new StakeAccounts(settings.bech32Prefix);
+  }
+
+  /** The body of a staking answer, bare or in the envelope, with camelCase keys. */
+  private decode<T>(what: string, body: unknown, map: (o: Obj) => T, failure?: EnvelopeFailure): T {
+    return decodeBody('stake', what, body, (o) =>
+      map(unwrapEnvelope('stake', o, this.settings.successCodes, failure)),
+    );
+  }
 
   async delegations(delegator: string, args: PageArgs, scope: CallScope = {}): Promise<Page<Delegation>> {
     const { body } = await this.http.get('/stake/delegator/delegations', {
-      query: { delegator_address: delegator, ...pageQuery(args) },
+      query: { delegator_address: this.accounts.encode(delegator), ...pageQuery(args) },
       ...scope,
     });
-    return decodeBody('stake', 'delegations', body, (o) => ({
-      nodes: list(o.delegation_responses, 'delegation_responses').map(toDelegation),
-      pageInfo: toPageInfo(o.pagination),
-    }));
+    return this.decode('delegations', body, (o) => {
+      const items = list(o.delegationResponses, 'delegationResponses');
+      const first = items[0] as { delegation?: { delegatorAddress?: unknown } } | undefined;
+      if (typeof first?.delegation?.delegatorAddress === 'string') {
+        this.accounts.learnFrom(first.delegation.delegatorAddress);
+      }
+      return { nodes: items.map(toDelegation), pageInfo: toPageInfo(o.pagination) };
+    });
   }
 
-  private async validatorPage(page: number, scope: CallScope = {}): Promise<ValidatorPage> {
+  private async validatorPage(page: number, scope: CallScope): Promise<ValidatorPage> {
     const { body } = await this.http.get('/stake/validators', {
-      query: pageQuery({ page, pageSize: VALIDATOR_PAGE_SIZE }),
+      // The production exporter pages this list with top-level `page` / `pageSize`; upstream-api.md
+      // with `pagination.*`. Both are sent, and the answer's own page number is checked.
+      query: {
+        ...pageQuery({ page, pageSize: VALIDATOR_PAGE_SIZE }),
+        page,
+        pageSize: VALIDATOR_PAGE_SIZE,
+      },
       ...scope,
     });
-    return decodeBody('stake', 'validators', body, (o) => {
+    return this.decode('validators', body, (o) => {
       const pageInfo = toPageInfo(o.pagination);
       return {
         validators: list(o.validators, 'validators').map(toValidator),
         statistics: toStatistics(o.statistics),
-        hasNext: pageInfo.hasNextPage,
+        page: pageInfo.page,
         totalPages: pageInfo.totalPages,
       };
     });
   }
 
   /**
-   * The whole validator list: the first page tells how many there are, the rest are fetched
-   * concurrently; `has_next` of the last page is followed in case the list grew meanwhile.
+   * The whole validator list: the first page tells how many pages there are, the rest are fetched
+   * concurrently. Bounded twice: a list of more than `validatorMaxPages` pages, or a server that
+   * answers another page than the one asked for (it ignores paging), is an upstream error, never a
+   * silently cut list and never an endless loop.
    */
   async allValidators(scope: CallScope = {}): Promise<ValidatorList> {
     const first = await this.validatorPage(1, scope);
-    const pages = [first];
-    if (first.hasNext) {
-      const rest = Array.from({ length: Math.max(first.totalPages - 1, 1) }, (_, i) =>
-        this.validatorPage(i + 2, scope),
+    const { totalPages } = first;
+    if (totalPages > this.settings.validatorMaxPages) {
+      throw new UpstreamError(
+        'stake',
+        'UPSTREAM_ERROR',
+        `validator list has ${totalPages} pages, more than the ${this.settings.validatorMaxPages} allowed`,
       );
-      pages.push(...(await Promise.all(rest)));
-      while ((pages.at(-1) as ValidatorPage).hasNext)
-        pages.push(await this.validatorPage(pages.length + 1, scope));
     }
+    const rest = await Promise.all(
+      Array.from({ length: Math.max(totalPages - 1, 0) }, (_, i) => this.validatorPage(i + 2, scope)),
+    );
+    const pages = [first, ...rest];
     const seen = new Set<string>();
-    const validators = pages
-      .flatMap((p) => p.validators)
-      .filter((v) => !seen.has(v.operatorAddress) && seen.add(v.operatorAddress));
+    for (const [i, p] of pages.entries()) {
+      const repeated = p.validators.length > 0 && seen.has(p.validators[0]?.operatorAddress as string);
+      if (p.page !== i + 1 || repeated) {
+        throw new UpstreamError(
+          'stake',
+          'UPSTREAM_ERROR',
+          `validator list page ${i + 1} answered as page ${p.page}${repeated ? ' with rows already seen' : ''}: the service ignores paging`,
+        );
+      }
+      for (const v of p.validators) seen.add(v.operatorAddress);
+    }
+    const validators = pages.flatMap((p) => p.validators);
+    const sample = validators[0];
+    if (sample) {
+      this.accounts.learnFrom(sample.walletAddress);
+      this.accounts.learnFrom(sample.operatorAddress);
+    }
     return { validators, statistics: first.statistics };
   }
 
+  /**
+   * Sent once, never retried. A refusal (unknown round, inconsistent update) is BAD_USER_INPUT; a
+   * 2xx answer that cannot be read means the update was applied, and says so (`applied: true`), so
+   * that a client does not retry a write that succeeded.
+   */
   async updateBuybackRound(
     update: BuybackRoundUpdate,
     token: string,
@@ -175,22 +268,54 @@ export class StakeClient {
       min_amount: update.minAmount ?? undefined,
       max_amount: update.maxAmount ?? undefined,
     };
-    const res = await this.http.put('/stake/buyback/rounds', body, {
-      headers: { authorization: `Bearer ${token}` },
-      ...scope,
-      statusError: (status) =>
-        status === 404
+    const refused = (status: number) =>
+      status === 404
+        ? {
+            code: 'BAD_USER_INPUT' as const,
+            message: `No buyback round with roundId "${update.roundId.slice(0, 64)}".`,
+          }
+        : status === 400 || status === 409 || status === 422
           ? {
-              code: 'BAD_USER_INPUT',
-              message: `No buyback round with roundId "${update.roundId.slice(0, 64)}".`,
+              code: 'BAD_USER_INPUT' as const,
+              message: 'The staking service refused the update as inconsistent with the round.',
             }
-          : status === 400 || status === 409 || status === 422
-            ? {
-                code: 'BAD_USER_INPUT',
-                message: 'The staking service refused the update as inconsistent with the round.',
-              }
-            : undefined,
-    });
-    return decodeBody('stake', 'buyback round', res.body, toRound);
+          : undefined;
+    let res: Awaited<ReturnType<UpstreamHttp['put']>>;
+    try {
+      res = await this.http.put('/stake/buyback/rounds', body, {
+        headers: { authorization: `Bearer ${token}` },
+        ...scope,
+        statusError: refused,
+      });
+    } catch (error) {
+      throw error instanceof UpstreamError && error.status !== undefined && error.status < 300
+        ? appliedButUnreadable(error.detail)
+        : error;
+    }
+    // A refusal inside an envelope is a refusal; anything else unreadable in a 2xx answer was applied.
+    let round: Obj;
+    try {
+      round = unwrapEnvelope(
+        'stake',
+        obj(camelKeys(res.body), 'buyback round'),
+        this.settings.successCodes,
+        refused,
+      );
+      return toRound(round);
+    } catch (error) {
+      if (error instanceof ShapeError) throw appliedButUnreadable(error.message);
+      throw error;
+    }
   }
+}
+
+function appliedButUnreadable(detail: string): UpstreamError {
+  return new UpstreamError(
+    'stake',
+    'UPSTREAM_ERROR',
+    `buyback update accepted, answer unreadable: ${detail}`,
+    'The staking service accepted the update, but its answer could not be read: do not retry it; read the round again instead.',
+    undefined,
+    { applied: true },
+  );
 }

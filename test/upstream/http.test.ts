@@ -1,8 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { UpstreamError } from '../src/errors.js';
-import { buildPath, UpstreamHttp, type UpstreamHttpOptions } from '../src/upstream/http.js';
+import { UpstreamError } from '../../src/errors.js';
+import { buildPath, UpstreamHttp, type UpstreamHttpOptions } from '../../src/upstream/http.js';
 
 /** Purpose-built upstreams on 127.0.0.1 that misbehave on cue, and count what reaches them. */
 const servers: Server[] = [];
