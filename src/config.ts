@@ -58,7 +58,16 @@ export interface Config {
   /** A persisted-documents manifest (hash → document): when set, only those operations run. */
   persistedOperationsFile: string | null;
   dialects: DialectConfig;
+  cors: CorsConfig;
   devnet: DevnetConfig;
+}
+
+/** Which browser origins may read the gateway's answers (contract.md §5, Browsers). */
+export interface CorsConfig {
+  /** Exact origins (`https://explorer.example`) from CORS_ORIGINS. */
+  origins: readonly string[];
+  /** Any `http://localhost:<port>` or `http://127.0.0.1:<port>`: the devnet default without CORS_ORIGINS. */
+  localhost: boolean;
 }
 
 /** What the gateway needs to read both upstream dialects (contract.md §5, real-upstreams.md). */
@@ -160,6 +169,26 @@ function queryParam(env: Env): string {
   return raw;
 }
 
+function origins(env: Env): readonly string[] {
+  const raw = env.CORS_ORIGINS;
+  if (raw === undefined || raw.trim() === '') return Object.freeze([]);
+  return Object.freeze(
+    raw.split(',').map((part) => {
+      const origin = part.trim();
+      let parsed: URL | null = null;
+      try {
+        parsed = new URL(origin);
+      } catch {}
+      if (!parsed || !/^https?:$/.test(parsed.protocol) || parsed.origin !== origin) {
+        throw new ConfigError(
+          `CORS_ORIGINS must list exact origins such as https://explorer.example (scheme, host and port only), got "${origin}"`,
+        );
+      }
+      return origin;
+    }),
+  );
+}
+
 function dialect(env: Env): DevnetDialect {
   const raw = env.DEVNET_DIALECT || 'spec';
   if (raw !== 'spec' && raw !== 'kratos') {
@@ -235,6 +264,10 @@ export function loadConfig(env: Env = process.env): Config {
       bech32Prefix: prefix(env, 'BECH32_PREFIX', null),
       scanQueryParam: queryParam(env),
       validatorMaxPages: int(env, 'VALIDATOR_MAX_PAGES', 50, 1, 10_000),
+    }),
+    cors: Object.freeze({
+      origins: origins(env),
+      localhost: !env.CORS_ORIGINS?.trim() && given.length === 0,
     }),
     devnet: loadDevnetConfig(env),
   });

@@ -13,6 +13,10 @@ async function main(config: Config): Promise<void> {
       seed: config.devnet.seed,
       token: config.devnet.token,
       ports: config.devnet.ports,
+      dialect: config.devnet.dialect,
+      stakeEnvelope: config.devnet.stakeEnvelope,
+      explorerSuccessCode: config.devnet.explorerSuccessCode,
+      bech32Prefix: config.devnet.bech32Prefix,
     });
   }
   // One JSON line per GraphQL request (pretty in a terminal). The startup banner below is plain

@@ -10,7 +10,7 @@ export function requireBearer(headers: IncomingHttpHeaders, token: string): void
   const expected = Buffer.from(token);
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
     throw new HttpError(401, match ? 'invalid access token' : 'missing bearer token', {
-      'www-authenticate': 'Bearer',
+      headers: { 'www-authenticate': 'Bearer' },
     });
   }
 }

@@ -1,10 +1,11 @@
+import { encodeBech32 } from '../lib/address.js';
 import { Rng } from './random.js';
 
 /**
  * The devnet's chain, generated deterministically from a seed and an anchor time.
  * Blocks and transactions live in typed columns (a small chain is still 100k+ rows);
- * validators, delegations, contracts and rounds are kept in their REST shape because the
- * devnet serves them as they are.
+ * validators, delegations, contracts and rounds are kept in upstream-api.md's snake_case REST
+ * shape, which the `spec` dialect serves as it is; dialect.ts renders them for the `kratos` one.
  */
 
 export const DENOM = 'ustake';
@@ -23,19 +24,40 @@ export const TX_TYPES = [
   'vote',
 ] as const;
 
-export const FAILURE_REASONS = [
-  'out of gas',
-  'insufficient funds',
-  'execution reverted',
-  'invalid nonce',
-  'slippage tolerance exceeded',
-  'unauthorized signer',
+/** The Cosmos message each transaction type carries (the explorer shows it in `messages`). */
+export const TX_MESSAGE_TYPES: Record<(typeof TX_TYPES)[number], string> = {
+  transfer: '/cosmos.bank.v1beta1.MsgSend',
+  delegate: '/cosmos.staking.v1beta1.MsgDelegate',
+  undelegate: '/cosmos.staking.v1beta1.MsgUndelegate',
+  redelegate: '/cosmos.staking.v1beta1.MsgBeginRedelegate',
+  claim_rewards: '/cosmos.distribution.v1beta1.MsgWithdrawDelegatorReward',
+  swap: '/injective.exchange.v1beta1.MsgCreateSpotMarketOrder',
+  contract_call: '/cosmwasm.wasm.v1.MsgExecuteContract',
+  contract_deploy: '/cosmwasm.wasm.v1.MsgInstantiateContract',
+  vote: '/cosmos.gov.v1.MsgVote',
+};
+
+/** Why a transaction failed: the log text and the ABCI error (codespace and non-zero code). */
+export const FAILURES = [
+  { reason: 'out of gas', codespace: 'sdk', code: 11 },
+  { reason: 'insufficient funds', codespace: 'sdk', code: 5 },
+  { reason: 'execution reverted', codespace: 'evm', code: 3 },
+  { reason: 'invalid nonce', codespace: 'sdk', code: 32 },
+  { reason: 'slippage tolerance exceeded', codespace: 'exchange', code: 59 },
+  { reason: 'unauthorized signer', codespace: 'sdk', code: 4 },
 ] as const;
 
 /** Validator status values, as Cosmos SDK numbers them. */
 export const VALIDATOR_STATUS = { unbonded: 1, unbonding: 2, bonded: 3 } as const;
-/** Buyback round status values. */
-export const ROUND_STATUS = { scheduled: 0, open: 1, closed: 2, burned: 3 } as const;
+/** Buyback round status values, as the staking service's enum numbers them. */
+export const ROUND_STATUS = { unspecified: 0, pending: 1, inProgress: 2, done: 3, cancelled: 4 } as const;
+
+/**
+ * The data's own address prefix: validators are held as `biyavaloper1…` / `biyavalcons1…` (the
+ * chain's documented form, and what the search service shows as block proposers). The staking
+ * service re-encodes them with its deployment's prefix; accounts are held as `0x…`.
+ */
+export const CANONICAL_PREFIX = 'biya';
 
 export interface ValidatorRecord {
   id: string;
@@ -136,7 +158,7 @@ export interface Transactions {
   initiator: Int32Array;
   /** Index into TX_TYPES. */
   type: Uint8Array;
-  /** 0 for success, else 1 + index into FAILURE_REASONS. */
+  /** 0 for success, else 1 + index into FAILURES. */
   failure: Uint8Array;
 }
 
@@ -169,15 +191,11 @@ export interface GenerateOptions {
 
 export const iso = (ms: number): string => new Date(ms).toISOString().replace('.000Z', 'Z');
 
-const BECH32 = 'qpzry9x8gf2tvdw0s3jn54khce6mua7l';
-const bech32Body = (rng: Rng, n: number): string => {
-  let out = '';
-  for (let i = 0; i < n; i++) out += BECH32[rng.uint32() % 32];
-  return out;
-};
-
 /** Integer base units as a Cosmos `Dec` string with 18 decimals. */
 const dec18 = (units: bigint): string => `${units}.000000000000000000`;
+
+/** One whole token in base units: amounts carry 18 decimals on this chain. */
+const TOKEN = 10n ** 18n;
 
 const MONIKER_A = [
   'Blue',
@@ -265,6 +283,12 @@ const SYMBOLS = [
 const CHAINS = ['1', '10', '56', '137', '8453', '42161'];
 const CONTRACT_TYPES = ['ERC20', 'ERC20', 'ERC20', 'ERC721', 'ERC1155', 'PROXY'];
 
+/** Buyback rounds generated: four done, one in progress, one pending, one cancelled. */
+const ROUND_COUNT = 7;
+/** Every round's generated bounds per slot, in whole tokens. */
+const ROUND_MIN_TOKENS = 1n;
+const ROUND_MAX_TOKENS = 500n;
+
 export function generate(options: GenerateOptions): DevnetData {
   const rng = new Rng(options.seed);
   const nowS = Math.floor(options.now / 1000);
@@ -285,10 +309,15 @@ export function generate(options: GenerateOptions): DevnetData {
   };
   for (let i = 0; i < accountCount; i++) freshAddress();
 
-  // Validators first, tokens filled in once delegations exist.
+  // Validators first, tokens filled in once delegations exist. As on a Cosmos chain, a validator's
+  // operator address is its wallet account's 20 bytes under the `valoper` prefix, so every
+  // validator needs a wallet of its own.
+  if (validatorCount > accountCount) throw new Error('more validators than accounts');
+  const wallets = rng.sample(accountCount, validatorCount).map((a) => addresses[a] as string);
   const monikers = new Set<string>();
   const validators: ValidatorRecord[] = [];
   for (let i = 0; i < validatorCount; i++) {
+    const wallet = wallets[i] as string;
     let moniker = `${rng.pick(MONIKER_A)} ${rng.pick(MONIKER_B)}`;
     if (monikers.has(moniker)) moniker = `${moniker} ${i}`;
     monikers.add(moniker);
@@ -307,8 +336,8 @@ export function generate(options: GenerateOptions): DevnetData {
     validators.push({
       id: String(i + 1),
       moniker,
-      operator_address: `stakevaloper1${bech32Body(rng, 38)}`,
-      consensus_address: `stakevalcons1${bech32Body(rng, 38)}`,
+      operator_address: encodeBech32(`${CANONICAL_PREFIX}valoper`, wallet.slice(2)),
+      consensus_address: encodeBech32(`${CANONICAL_PREFIX}valcons`, rng.hex(40)),
       jailed,
       status,
       tokens: '0',
@@ -330,7 +359,7 @@ export function generate(options: GenerateOptions): DevnetData {
       uptime_percentage: 0,
       image_url: `https://devnet.invalid/validators/${i + 1}.png`,
       registration_time: iso(registeredS * 1000),
-      wallet_address: addresses[rng.int(0, accountCount - 1)] as string,
+      wallet_address: wallet,
       delegation_count: '0',
       outstanding_rewards: [],
     });
@@ -445,7 +474,7 @@ export function generate(options: GenerateOptions): DevnetData {
       txs.actionIndex[tx] = k;
       txs.initiator[tx] = rng.int(0, accountCount - 1);
       txs.type[tx] = rng.int(0, TX_TYPES.length - 1);
-      txs.failure[tx] = rng.chance(0.005) ? rng.int(1, FAILURE_REASONS.length) : 0;
+      txs.failure[tx] = rng.chance(0.005) ? rng.int(1, FAILURES.length) : 0;
     }
   }
 
@@ -522,26 +551,31 @@ export function generate(options: GenerateOptions): DevnetData {
   }
   contracts.sort((a, b) => (a.address < b.address ? -1 : 1));
 
-  // Buyback rounds: weekly, the past ones burned, one open, the next ones scheduled.
+  // Buyback rounds: weekly; the past ones done, the current one in progress, the next one pending
+  // and the last one cancelled before it began. Amounts in base units (18 decimals).
   const rounds = new Map<string, BuybackRoundRecord>();
   const week = 7 * 86_400_000;
   const firstStart = options.now - 4 * week - (options.now % 86_400_000);
-  for (let r = 0; r < 6; r++) {
+  const tokens18 = (minExp: number, maxExp: number) =>
+    BigInt(Math.floor(10 ** (minExp + rng.next() * (maxExp - minExp)) * 1e6)) * (TOKEN / 1_000_000n);
+  for (let r = 0; r < ROUND_COUNT; r++) {
     const start = firstStart + r * week;
     const end = start + week;
     const status =
       end <= options.now
-        ? ROUND_STATUS.burned
+        ? ROUND_STATUS.done
         : start <= options.now
-          ? ROUND_STATUS.open
-          : ROUND_STATUS.scheduled;
+          ? ROUND_STATUS.inProgress
+          : r === ROUND_COUNT - 1
+            ? ROUND_STATUS.cancelled
+            : ROUND_STATUS.pending;
     const totalSlots = rng.pick([50, 100, 200]);
     const booked =
-      status === ROUND_STATUS.scheduled
-        ? 0
-        : status === ROUND_STATUS.open
+      status === ROUND_STATUS.done
+        ? totalSlots
+        : status === ROUND_STATUS.inProgress
           ? rng.int(1, totalSlots - 1)
-          : totalSlots;
+          : 0;
     const roundId = `round-${String(r + 1).padStart(3, '0')}`;
     rounds.set(roundId, {
       id: `${rng.hex(8)}-${rng.hex(4)}-4${rng.hex(3)}-a${rng.hex(3)}-${rng.hex(12)}`,
@@ -551,11 +585,12 @@ export function generate(options: GenerateOptions): DevnetData {
       status,
       total_slots: totalSlots,
       booked_slots: booked,
-      min_amount: '1000000',
-      max_amount: '500000000',
-      total_collected: String(BigInt(booked) * logUniformUnits(6, 8)),
-      revenue_pool: String(logUniformUnits(9, 11)),
-      burn_tx_hash: status === ROUND_STATUS.burned ? (txs.hash[rng.int(0, txTotal - 1)] as string) : '',
+      min_amount: String(ROUND_MIN_TOKENS * TOKEN),
+      max_amount: String(ROUND_MAX_TOKENS * TOKEN),
+      // Each booked slot paid between the round's minimum and maximum.
+      total_collected: String(BigInt(booked) * tokens18(0, Math.log10(Number(ROUND_MAX_TOKENS)))),
+      revenue_pool: String(tokens18(3, 5)),
+      burn_tx_hash: status === ROUND_STATUS.done ? (txs.hash[rng.int(0, txTotal - 1)] as string) : '',
       created_at: iso(start - week),
       updated_at: iso(start - week),
     });

@@ -1,45 +1,62 @@
 import { requireBearer } from './auth.js';
-import { type DevnetData, FAILURE_REASONS, TX_TYPES } from './data.js';
+import { type DevnetData, FAILURES, TX_MESSAGE_TYPES, TX_TYPES } from './data.js';
+import type { Dialect, FailedTx } from './dialect.js';
 import { type DevnetRequest, HttpError } from './http.js';
-import { afterKey, allowOnly, PAGINATION_PARAMS, pageRequest, paginate, requiredParam } from './params.js';
+import { afterKey, PAGINATION_PARAMS, pageRequest, paginate, requiredParam } from './params.js';
 
 /**
  * The explorer service (upstream-api.md 4.4 and 4.5): Bearer auth, answers in the envelope
- * `{ code, message, data }`.
+ * `{ code, message, data }`; the dialect shapes `data` and its items.
  *
  * Cursors: contracts are ordered by address and the cursor is the last address seen; failed
  * transactions are ordered newest first and the cursor is the last one's `tx_number`, or
  * `<block_height>:<action_index>`.
  */
 
-const ok = (data: unknown) => ({ body: { code: 0, message: 'success', data } });
+const CONTRACT_PARAMS = ['symbol', 'chainId', 'contractType', ...PAGINATION_PARAMS];
 
-export function createExplorerRoutes(data: DevnetData, token: string, now: () => number) {
+export function createExplorerRoutes(data: DevnetData, token: string, now: () => number, dialect: Dialect) {
   const { blocks, txs } = data;
   // Failed transactions, newest first; the 24-hour window is applied per request on the devnet clock.
   const failed: number[] = [];
   for (let i = txs.count - 1; i >= 0; i--) if ((txs.failure[i] as number) > 0) failed.push(i);
   const blockTime = (tx: number) => blocks.time[(txs.height[tx] as number) - 1] as number;
+  const accounts = data.addresses.length - data.contracts.length;
 
-  const failedTx = (i: number) => ({
-    hash: txs.hash[i] as string,
-    tx_number: i + 1,
-    block_height: txs.height[i] as number,
-    action_index: txs.actionIndex[i] as number,
-    block_time: blockTime(i),
-    initiator: data.addresses[txs.initiator[i] as number] as string,
-    type: TX_TYPES[txs.type[i] as number] as string,
-    error: FAILURE_REASONS[(txs.failure[i] as number) - 1] as string,
-    gas_used: String(21_000 + ((i * 7919) % 400_000)),
-  });
+  // Gas, recipient and value are not stored; they are derived from the index so that they stay
+  // deterministic without widening the transaction columns.
+  const failedTx = (i: number): FailedTx => {
+    const type = TX_TYPES[txs.type[i] as number] as (typeof TX_TYPES)[number];
+    const failure = FAILURES[(txs.failure[i] as number) - 1] as FailedTx['failure'];
+    const gasUsed = 21_000 + ((i * 7919) % 400_000);
+    // An out-of-gas transaction used all it asked for; others asked for a 20% margin.
+    const gasWanted = failure.reason === 'out of gas' ? gasUsed : Math.ceil((gasUsed * 1.2) / 1000) * 1000;
+    const transfer = type === 'transfer';
+    const initiator = txs.initiator[i] as number;
+    return {
+      txNumber: i + 1,
+      hash: txs.hash[i] as string,
+      height: txs.height[i] as number,
+      actionIndex: txs.actionIndex[i] as number,
+      time: blockTime(i),
+      initiator: data.addresses[initiator] as string,
+      type,
+      messageType: TX_MESSAGE_TYPES[type],
+      failure,
+      gasWanted,
+      gasUsed,
+      to: transfer ? (data.addresses[(initiator + 1 + (i % 97)) % accounts] as string) : '',
+      value: transfer ? `${1 + (i % 1000)}0000000000000000` : '0',
+    };
+  };
 
   const contractsBySymbol = ({ query, headers }: DevnetRequest) => {
     requireBearer(headers, token);
-    allowOnly(query, ['symbol', 'chainId', 'contractType', ...PAGINATION_PARAMS]);
-    const symbol = requiredParam(query, 'symbol').toUpperCase();
-    const chainId = query.get('chainId');
-    const contractType = query.get('contractType')?.toUpperCase();
-    const request = pageRequest(query);
+    const params = dialect.params(query, CONTRACT_PARAMS);
+    const symbol = requiredParam(params, 'symbol').toUpperCase();
+    const chainId = params.get('chainId');
+    const contractType = params.get('contractType')?.toUpperCase();
+    const request = pageRequest(params);
     const matches = data.contracts.filter(
       (c) =>
         c.symbol === symbol &&
@@ -49,13 +66,14 @@ export function createExplorerRoutes(data: DevnetData, token: string, now: () =>
     const page = paginate(matches, request, (cursor) =>
       afterKey(matches, (c) => c.address, cursor.toLowerCase()),
     );
-    return ok({ contracts: page.items, pagination: page.pagination });
+    const next = page.pagination.has_next ? (page.items.at(-1)?.address ?? '') : '';
+    const items = page.items.map((c) => dialect.contract(c));
+    return dialect.explorerReply('contracts', items, page.pagination, next);
   };
 
   const failed24h = ({ query, headers }: DevnetRequest) => {
     requireBearer(headers, token);
-    allowOnly(query, PAGINATION_PARAMS);
-    const request = pageRequest(query);
+    const request = pageRequest(dialect.params(query, PAGINATION_PARAMS));
     const since = Math.floor(now() / 1000) - 86_400;
     let end = failed.length;
     while (end > 0 && blockTime(failed[end - 1] as number) < since) end--;
@@ -72,7 +90,10 @@ export function createExplorerRoutes(data: DevnetData, token: string, now: () =>
       const at = recent.findIndex(olderThan);
       return at === -1 ? recent.length : at;
     });
-    return ok({ transactions: page.items.map(failedTx), pagination: page.pagination });
+    const last = page.items.at(-1);
+    const next = page.pagination.has_next && last !== undefined ? String(last + 1) : '';
+    const items = page.items.map((i) => dialect.failedTx(failedTx(i)));
+    return dialect.explorerReply('transactions', items, page.pagination, next);
   };
 
   return {

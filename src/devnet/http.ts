@@ -6,14 +6,25 @@ import {
   type ServerResponse,
 } from 'node:http';
 
+export interface HttpErrorOptions {
+  headers?: Record<string, string>;
+  /** A machine-readable reason (go-kratos `reason`, e.g. ROUND_NOT_FOUND); by default the status's. */
+  reason?: string;
+}
+
 /** A failure the devnet answers with `status` and a body in the service's own error format. */
 export class HttpError extends Error {
+  readonly headers: Record<string, string>;
+  readonly reason: string | undefined;
+
   constructor(
     readonly status: number,
     message: string,
-    readonly headers: Record<string, string> = {},
+    options: HttpErrorOptions = {},
   ) {
     super(message);
+    this.headers = options.headers ?? {};
+    this.reason = options.reason;
   }
 }
 
@@ -46,7 +57,7 @@ export interface ServiceOptions {
   /** Routes by path, then by method. */
   routes: Record<string, Partial<Record<string, Handler>>>;
   /** The service's own error body (each upstream reports errors in its own shape). */
-  errorBody(status: number, message: string): unknown;
+  errorBody(status: number, message: string, reason?: string): unknown;
   /** Added before every response, to simulate a distant upstream. */
   latencyMs?: () => number;
   onRequest?(req: RecordedRequest): void;
@@ -56,6 +67,10 @@ export const MAX_BODY_BYTES = 64 * 1024;
 
 const STATUS_TEXT: Record<number, string> = { 404: 'not found', 405: 'method not allowed' };
 
+// With `connection: close`: the client must not reuse a connection whose body was left unread.
+const tooLarge = () =>
+  new HttpError(413, `body larger than ${MAX_BODY_BYTES} bytes`, { headers: { connection: 'close' } });
+
 function readJson(req: IncomingMessage): Promise<unknown> {
   const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
   if (type !== 'application/json') {
@@ -63,9 +78,7 @@ function readJson(req: IncomingMessage): Promise<unknown> {
   }
   const declared = Number(req.headers['content-length']);
   if (declared > MAX_BODY_BYTES) {
-    return Promise.reject(
-      new HttpError(413, `body larger than ${MAX_BODY_BYTES} bytes`, { connection: 'close' }),
-    );
+    return Promise.reject(tooLarge());
   }
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -75,7 +88,7 @@ function readJson(req: IncomingMessage): Promise<unknown> {
       if (size > MAX_BODY_BYTES) {
         req.removeAllListeners('data');
         req.resume();
-        reject(new HttpError(413, `body larger than ${MAX_BODY_BYTES} bytes`, { connection: 'close' }));
+        reject(tooLarge());
       } else chunks.push(chunk);
     });
     req.on('error', reject);
@@ -124,7 +137,7 @@ export function createService(options: ServiceOptions): Server {
       const handler = byMethod[method];
       if (!handler) {
         throw new HttpError(405, `${STATUS_TEXT[405]}: ${method}`, {
-          allow: Object.keys(byMethod).join(', '),
+          headers: { allow: Object.keys(byMethod).join(', ') },
         });
       }
       const reply = await handler({
@@ -136,9 +149,9 @@ export function createService(options: ServiceOptions): Server {
       });
       send(res, reply.status ?? 200, reply.body);
     } catch (error) {
-      if (error instanceof HttpError)
-        send(res, error.status, errorBody(error.status, error.message), error.headers);
-      else send(res, 500, errorBody(500, 'internal error'));
+      if (error instanceof HttpError) {
+        send(res, error.status, errorBody(error.status, error.message, error.reason), error.headers);
+      } else send(res, 500, errorBody(500, 'internal error'));
     }
   };
 

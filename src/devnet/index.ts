@@ -1,6 +1,8 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { DevnetDialect } from '../config.js';
 import { type DevnetData, generate } from './data.js';
+import { createDialect, type DialectOptions } from './dialect.js';
 import { createExplorerRoutes } from './explorer.js';
 import { createService, type RecordedRequest } from './http.js';
 import { createScanRoutes } from './scan.js';
@@ -20,11 +22,31 @@ export interface DevnetOptions {
   latencyMs?: number;
   /** Keep every request in `requests`, for tests that check what reached the upstreams. */
   record?: boolean;
+  /**
+   * How staking and the explorer answer: `spec` (upstream-api.md's snake_case, the default) or
+   * `kratos` (the production go-kratos services, real-upstreams.md). Search is the same in both.
+   */
+  dialect?: DevnetDialect;
+  /** Wrap every successful staking answer in `{ code: 0, message: "success", data }`. */
+  stakeEnvelope?: boolean;
+  /** The explorer envelope's `code` on success; default 0. */
+  explorerSuccessCode?: number;
+  /** The staking and explorer services' bech32 account prefix; default `biya` (spec), `byb` (kratos). */
+  bech32Prefix?: string;
 }
 
 export interface Devnet {
   data: DevnetData;
   token: string;
+  /** The wire dialect the devnet was started with, its defaults filled in. */
+  dialect: Readonly<DialectOptions>;
+  /**
+   * An address held in `data` (a `0x…` account, a `biyavaloper1…` / `biyavalcons1…` validator
+   * address) as the staking service sends it in this dialect.
+   */
+  stakeAddress(canonical: string): string;
+  /** The same for the explorer (a failed transaction's signer, a contract's deployer). */
+  explorerAddress(canonical: string): string;
   urls: { scan: string; explorer: string; stake: string };
   /** Requests received per service, always counted. */
   counts: { scan: number; explorer: number; stake: number };
@@ -59,6 +81,12 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
   const now = options.now ?? Date.now;
   const token = options.token ?? DEFAULT_DEVNET_TOKEN;
   const host = options.host ?? '127.0.0.1';
+  const dialect = createDialect({
+    name: options.dialect,
+    stakeEnvelope: options.stakeEnvelope,
+    explorerSuccessCode: options.explorerSuccessCode,
+    bech32Prefix: options.bech32Prefix,
+  });
   const data = generate({ seed: options.seed ?? DEFAULT_DEVNET_SEED, now: now() });
 
   const counts = { scan: 0, explorer: 0, stake: 0 };
@@ -78,14 +106,14 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
   const explorer = createService({
     ...common,
     name: 'explorer',
-    routes: createExplorerRoutes(data, token, now),
-    errorBody: (status, message) => ({ code: status, message, data: null }),
+    routes: createExplorerRoutes(data, token, now, dialect),
+    errorBody: dialect.errorBody('explorer'),
   });
   const stake = createService({
     ...common,
     name: 'stake',
-    routes: createStakeRoutes(data, token, now),
-    errorBody: (status, message) => ({ code: status, message }),
+    routes: createStakeRoutes(data, token, now, dialect),
+    errorBody: dialect.errorBody('stake'),
   });
 
   const servers = [scan, explorer, stake];
@@ -98,6 +126,9 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
     return {
       data,
       token,
+      dialect: dialect.options,
+      stakeAddress: dialect.address,
+      explorerAddress: dialect.address,
       urls: { scan: scanUrl as string, explorer: explorerUrl as string, stake: stakeUrl as string },
       counts,
       requests,

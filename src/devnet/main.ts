@@ -5,13 +5,24 @@ import { startDevnet } from './index.js';
 try {
   const config = loadDevnetConfig();
   const started = performance.now();
-  const devnet = await startDevnet({ seed: config.seed, token: config.token, ports: config.ports });
+  const devnet = await startDevnet({
+    seed: config.seed,
+    token: config.token,
+    ports: config.ports,
+    dialect: config.dialect,
+    stakeEnvelope: config.stakeEnvelope,
+    explorerSuccessCode: config.explorerSuccessCode,
+    bech32Prefix: config.bech32Prefix,
+  });
   const { blocks, txs, addresses, validators, delegations, contracts, rounds } = devnet.data;
   console.log(`SCAN_URL=${devnet.urls.scan}`);
   console.log(`EXPLORER_URL=${devnet.urls.explorer}`);
   console.log(`STAKE_URL=${devnet.urls.stake}`);
+  const { name, bech32Prefix, stakeEnvelope, explorerSuccessCode } = devnet.dialect;
   console.error(
-    `devnet "${config.seed}" up in ${Math.round(performance.now() - started)} ms: ${blocks.count} blocks, ` +
+    `devnet "${config.seed}" up in ${Math.round(performance.now() - started)} ms, ${name} dialect ` +
+      `(prefix ${bech32Prefix}, staking ${stakeEnvelope ? 'in the envelope' : 'bare'}, ` +
+      `explorer success code ${explorerSuccessCode}): ${blocks.count} blocks, ` +
       `${txs.count} transactions, ${addresses.length} addresses, ${validators.length} validators, ` +
       `${delegations.size} delegators, ${contracts.length} contracts, ${rounds.size} buyback rounds; ` +
       `bearer token "${config.token}"`,

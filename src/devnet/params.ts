@@ -1,10 +1,21 @@
+import { INT32_MAX } from '../lib/decimal.js';
 import { HttpError } from './http.js';
 
+/**
+ * Query parameters as a handler reads them: by their spec (upstream-api.md) names. The dialect
+ * decides which spellings reach each name and whether unknown parameters are an error
+ * (dialect.ts); a plain URLSearchParams is the spec's exact reading.
+ */
+export interface Params {
+  get(name: string): string | null;
+}
+
 export const PAGINATION_PARAMS = ['pagination.page', 'pagination.page_size', 'pagination.cursor'] as const;
+/** The validator list's top-level paging, as the production exporter spells it; it wins over `pagination.*`. */
+export const TOP_LEVEL_PAGE_PARAMS = ['page', 'pageSize'] as const;
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
 const MAX_CURSOR_LENGTH = 128;
-const INT32_MAX = 2_147_483_647;
 
 /** Rejects parameters the endpoint does not know and any parameter given twice. */
 export function allowOnly(query: URLSearchParams, allowed: readonly string[]): void {
@@ -16,7 +27,7 @@ export function allowOnly(query: URLSearchParams, allowed: readonly string[]): v
   }
 }
 
-export function requiredParam(query: URLSearchParams, name: string): string {
+export function requiredParam(query: Params, name: string): string {
   const value = query.get(name);
   if (value === null || value === '') throw new HttpError(400, `query parameter ${name} is required`);
   if (value.includes('\0')) throw new HttpError(400, `query parameter ${name} contains a null byte`);
@@ -24,13 +35,17 @@ export function requiredParam(query: URLSearchParams, name: string): string {
   return value;
 }
 
-function int32Param(query: URLSearchParams, name: string, fallback: number): number {
-  const raw = query.get(name);
-  if (raw === null) return fallback;
-  if (!/^\d{1,10}$/.test(raw) || Number(raw) > INT32_MAX) {
-    throw new HttpError(400, `${name} must be a non-negative 32-bit integer`);
+/** The first of `names` that is given, read as a non-negative 32-bit integer; null when none is. */
+function firstInt32(query: Params, names: readonly string[]): { name: string; value: number } | null {
+  for (const name of names) {
+    const raw = query.get(name);
+    if (raw === null) continue;
+    if (!/^\d{1,10}$/.test(raw) || Number(raw) > INT32_MAX) {
+      throw new HttpError(400, `${name} must be a non-negative 32-bit integer`);
+    }
+    return { name, value: Number(raw) };
   }
-  return Number(raw);
+  return null;
 }
 
 export interface PageRequest {
@@ -39,18 +54,24 @@ export interface PageRequest {
   cursor: string | null;
 }
 
-export function pageRequest(query: URLSearchParams): PageRequest {
-  const page = int32Param(query, 'pagination.page', 1);
-  const pageSize = int32Param(query, 'pagination.page_size', DEFAULT_PAGE_SIZE);
-  if (page < 1) throw new HttpError(400, 'pagination.page starts at 1');
-  if (pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
-    throw new HttpError(400, `pagination.page_size must be between 1 and ${MAX_PAGE_SIZE}`);
+/** `topLevel`: also read TOP_LEVEL_PAGE_PARAMS, which take priority over their `pagination.*` twins. */
+export function pageRequest(query: Params, options: { topLevel?: boolean } = {}): PageRequest {
+  const [pageName, sizeName] = TOP_LEVEL_PAGE_PARAMS;
+  const top = (name: string) => (options.topLevel ? [name] : []);
+  const page = firstInt32(query, [...top(pageName), 'pagination.page']) ?? { name: 'page', value: 1 };
+  const pageSize = firstInt32(query, [...top(sizeName), 'pagination.page_size']) ?? {
+    name: 'page_size',
+    value: DEFAULT_PAGE_SIZE,
+  };
+  if (page.value < 1) throw new HttpError(400, `${page.name} starts at 1`);
+  if (pageSize.value < 1 || pageSize.value > MAX_PAGE_SIZE) {
+    throw new HttpError(400, `${pageSize.name} must be between 1 and ${MAX_PAGE_SIZE}`);
   }
   const cursor = query.get('pagination.cursor');
   if (cursor !== null && (cursor === '' || cursor.length > MAX_CURSOR_LENGTH || cursor.includes('\0'))) {
     throw new HttpError(400, 'pagination.cursor is malformed');
   }
-  return { page, pageSize, cursor };
+  return { page: page.value, pageSize: pageSize.value, cursor };
 }
 
 export interface PaginationRecord {

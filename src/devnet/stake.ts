@@ -1,15 +1,25 @@
 import { compareDecimal, INT32_MAX, isDecimal, parseTimestamp } from '../lib/decimal.js';
 import { requireBearer } from './auth.js';
-import type { BuybackRoundRecord, DevnetData } from './data.js';
+import type { BuybackRoundRecord, DelegationRecord, DevnetData, ValidatorRecord } from './data.js';
+import type { Dialect } from './dialect.js';
 import { type DevnetRequest, HttpError } from './http.js';
-import { afterKey, allowOnly, PAGINATION_PARAMS, pageRequest, paginate, requiredParam } from './params.js';
+import {
+  afterKey,
+  PAGINATION_PARAMS,
+  pageRequest,
+  paginate,
+  requiredParam,
+  TOP_LEVEL_PAGE_PARAMS,
+} from './params.js';
 
 /**
- * The staking service (upstream-api.md 4.3, 4.6, 4.7). Errors: non-2xx with `{ code, message }`.
+ * The staking service (upstream-api.md 4.3, 4.6, 4.7). Answers are built in the spec's snake_case
+ * shape from the data's canonical addresses and handed to the dialect, which renders them.
  *
  * Cursors: a delegator's delegations are ordered by validator address and the cursor is the last
  * validator address seen; validators are ordered by voting power and the cursor is the last operator
- * address seen (an unknown one is a 400).
+ * address seen (an unknown one is a 400). A cursor is read back in any encoding of the address; for
+ * one prefix, bech32 text sorts as its bytes do, so the order is the same in every dialect.
  */
 
 const ROUND_FIELDS = ['round_id', 'start_time', 'end_time', 'total_slots', 'min_amount', 'max_amount'];
@@ -18,14 +28,8 @@ type RoundUpdate = Partial<
   Pick<BuybackRoundRecord, 'start_time' | 'end_time' | 'total_slots' | 'min_amount' | 'max_amount'>
 >;
 
-function parseRoundUpdate(body: unknown): { roundId: string; update: RoundUpdate } {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new HttpError(400, 'body must be a JSON object');
-  }
-  const fields = body as Record<string, unknown>;
-  for (const key of Object.keys(fields)) {
-    if (!ROUND_FIELDS.includes(key)) throw new HttpError(400, `unknown field: ${key.slice(0, 64)}`);
-  }
+/** Validates the body's fields, given by their snake_case names. */
+function parseRoundUpdate(fields: Record<string, unknown>): { roundId: string; update: RoundUpdate } {
   const { round_id, start_time, end_time, total_slots, min_amount, max_amount } = fields;
   if (typeof round_id !== 'string' || round_id === '') throw new HttpError(400, 'round_id is required');
   const update: RoundUpdate = {};
@@ -63,41 +67,68 @@ function parseRoundUpdate(body: unknown): { roundId: string; update: RoundUpdate
   return { roundId: round_id, update };
 }
 
-export function createStakeRoutes(data: DevnetData, token: string, now: () => number) {
+export function createStakeRoutes(data: DevnetData, token: string, now: () => number, dialect: Dialect) {
+  const { address } = dialect;
   const byPower = [...data.validators].sort((a, b) => {
     const d = BigInt(b.tokens) - BigInt(a.tokens);
     return d > 0n ? 1 : d < 0n ? -1 : Number(a.id) - Number(b.id);
   });
   const rank = new Map(byPower.map((v, i) => [v.operator_address, i]));
+  // Validators never change, so their addresses are rendered once.
+  const validatorList = byPower.map(
+    (v): ValidatorRecord => ({
+      ...v,
+      operator_address: address(v.operator_address),
+      consensus_address: address(v.consensus_address),
+      wallet_address: address(v.wallet_address),
+    }),
+  );
+  const renderDelegation = ({ delegation, balance }: DelegationRecord): DelegationRecord => ({
+    delegation: {
+      delegator_address: address(delegation.delegator_address),
+      validator_address: address(delegation.validator_address),
+      shares: delegation.shares,
+    },
+    balance,
+  });
 
   const delegations = ({ query }: DevnetRequest) => {
-    allowOnly(query, ['delegator_address', ...PAGINATION_PARAMS]);
-    const delegator = requiredParam(query, 'delegator_address').toLowerCase();
-    const request = pageRequest(query);
+    const params = dialect.params(query, ['delegator_address', ...PAGINATION_PARAMS]);
+    const delegator = dialect.delegator(requiredParam(params, 'delegator_address'));
+    const request = pageRequest(params);
     const list = data.delegations.get(delegator) ?? [];
     const page = paginate(list, request, (cursor) =>
-      afterKey(list, (d) => d.delegation.validator_address, cursor),
+      afterKey(list, (d) => d.delegation.validator_address, dialect.canonicalAddress(cursor)),
     );
-    return { body: { delegation_responses: page.items, pagination: page.pagination } };
+    return dialect.stakeReply({
+      delegation_responses: page.items.map(renderDelegation),
+      pagination: page.pagination,
+    });
   };
 
   const validators = ({ query }: DevnetRequest) => {
-    allowOnly(query, PAGINATION_PARAMS);
-    const request = pageRequest(query);
-    const page = paginate(byPower, request, (cursor) => {
-      const at = rank.get(cursor);
+    const params = dialect.params(query, [...TOP_LEVEL_PAGE_PARAMS, ...PAGINATION_PARAMS]);
+    const request = pageRequest(params, { topLevel: true });
+    const page = paginate(validatorList, request, (cursor) => {
+      const at = rank.get(dialect.canonicalAddress(cursor));
       if (at === undefined) throw new HttpError(400, 'pagination.cursor is not a known operator address');
       return at + 1;
     });
-    return { body: { validators: page.items, pagination: page.pagination, statistics: data.statistics } };
+    return dialect.stakeReply({
+      validators: page.items,
+      pagination: page.pagination,
+      statistics: data.statistics,
+    });
   };
 
   const updateRound = async ({ headers, json }: DevnetRequest) => {
     requireBearer(headers, token);
-    const { roundId, update } = parseRoundUpdate(await json());
+    const { roundId, update } = parseRoundUpdate(dialect.body(await json(), ROUND_FIELDS));
     // Everything below is synchronous, so concurrent updates of one round apply one after the other.
     const round = data.rounds.get(roundId);
-    if (!round) throw new HttpError(404, `unknown round: ${roundId.slice(0, 64)}`);
+    if (!round) {
+      throw new HttpError(404, `unknown round: ${roundId.slice(0, 64)}`, { reason: 'ROUND_NOT_FOUND' });
+    }
     const next = { ...round, ...update };
     if (compareDecimal(next.min_amount, next.max_amount) > 0) {
       throw new HttpError(400, 'min_amount must not exceed max_amount');
@@ -111,7 +142,7 @@ export function createStakeRoutes(data: DevnetData, token: string, now: () => nu
     const updatedAt = Math.max(now(), Date.parse(round.updated_at) + 1);
     next.updated_at = new Date(updatedAt).toISOString();
     data.rounds.set(roundId, next);
-    return { body: { round: next } };
+    return dialect.stakeReply({ round: next });
   };
 
   return {

@@ -46,7 +46,15 @@ describe('contractsBySymbol', () => {
     const res = await env.gql('{ contractsBySymbol(symbol: "USDT", pageSize: 1) { nodes { raw } } }', {
       token: env.devnet.token,
     });
-    expect(res.data?.contractsBySymbol?.nodes[0]?.raw).toEqual(usdt()[0]);
+    // The item as the explorer sent it, read again straight from the devnet with the same request.
+    const [req] = env.devnet.requests;
+    const direct = await fetch(`${env.devnet.urls.explorer}${req?.path}?${req?.query}`, {
+      headers: { authorization: `Bearer ${env.devnet.token}` },
+    });
+    const { data } = (await direct.json()) as { data: { contracts?: unknown[]; data?: unknown[] } };
+    const [sent] = data.contracts ?? data.data ?? [];
+    expect(sent).toMatchObject({ name: usdt()[0]?.name });
+    expect(res.data?.contractsBySymbol?.nodes[0]?.raw).toEqual(sent);
   });
 
   it('answers UNAUTHENTICATED without a token and calls no upstream', async () => {

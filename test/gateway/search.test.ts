@@ -90,7 +90,7 @@ describe('block and transaction', () => {
       proposer: proposer?.consensus_address,
       proposerValidator: {
         moniker: proposer?.moniker,
-        operatorAddress: proposer?.operator_address,
+        operatorAddress: env.devnet.stakeAddress(proposer?.operator_address as string),
         imageUrl: proposer?.image_url,
       },
     });

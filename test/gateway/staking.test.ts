@@ -6,6 +6,8 @@ import { DelegatorPortfolioDocument, ValidatorTableDocument } from '../generated
 import { graphql, testSettings, useGatewayOnDevnet } from './helpers.js';
 
 const env = useGatewayOnDevnet();
+/** A canonical devnet address as staking sends it, and so as the graph shows it, in this dialect. */
+const onWire = (canonical: string | undefined) => env.devnet.stakeAddress(canonical as string);
 
 const byPower = () =>
   [...env.devnet.data.validators].sort((a, b) => {
@@ -27,11 +29,13 @@ describe('validators', () => {
       hasPreviousPage: true,
       hasNextPage: true,
     });
-    expect(page?.nodes.map((v) => v.operatorAddress)).toEqual(expected.map((v) => v.operator_address));
+    expect(page?.nodes.map((v) => v.operatorAddress)).toEqual(
+      expected.map((v) => onWire(v.operator_address)),
+    );
     const [first] = expected;
     expect(page?.nodes[0]).toEqual({
       moniker: first?.moniker,
-      operatorAddress: first?.operator_address,
+      operatorAddress: onWire(first?.operator_address),
       status: first?.status,
       jailed: first?.jailed,
       tokens: first?.tokens,
@@ -66,15 +70,20 @@ describe('validators', () => {
     const validatorCalls = env.devnet.requests.filter((r) => r.path === '/stake/validators');
     const pages = Math.ceil(env.devnet.data.validators.length / 100);
     expect(validatorCalls.map((r) => r.query).sort()).toEqual(
-      Array.from({ length: pages }, (_, i) => `pagination.page=${i + 1}&pagination.page_size=100`).sort(),
+      Array.from(
+        { length: pages },
+        (_, i) => `pagination.page=${i + 1}&pagination.page_size=100&page=${i + 1}&pageSize=100`,
+      ).sort(),
     );
   });
 
-  it('finds a validator by operator, consensus or wallet address, and answers null for an unknown one', async () => {
+  it('finds a validator by operator, consensus or wallet address in either encoding, and answers null for an unknown one', async () => {
     const v = env.devnet.data.validators[7];
-    for (const address of [v?.operator_address, v?.consensus_address, v?.wallet_address]) {
+    const addresses = [v?.operator_address, v?.consensus_address, v?.wallet_address];
+    // Each in the devnet's canonical encoding and as staking sends it (the same text in `spec`).
+    for (const address of addresses.flatMap((a) => [a, onWire(a)])) {
       const res = await env.gql(`{ validator(operatorAddress: "${address}") { operatorAddress } }`);
-      expect(res.data?.validator).toEqual({ operatorAddress: v?.operator_address });
+      expect(res.data?.validator).toEqual({ operatorAddress: onWire(v?.operator_address) });
     }
     const unknown = await env.gql('{ validator(operatorAddress: "stakevaloper1nobody") { moniker } }');
     expect(unknown.errors).toBeUndefined();
@@ -113,7 +122,7 @@ describe('delegations', () => {
         (v) => v.operator_address === record?.delegation.validator_address,
       );
       expect(node).toEqual({
-        validatorAddress: record?.delegation.validator_address,
+        validatorAddress: onWire(record?.delegation.validator_address),
         shares: record?.delegation.shares,
         balance: record?.balance,
         validator: {
@@ -134,24 +143,24 @@ describe('delegations', () => {
     const delegationCalls = env.devnet.requests.filter((r) => r.path === '/stake/delegator/delegations');
     const validatorPages = env.devnet.requests.filter((r) => r.path === '/stake/validators');
     expect(delegationCalls).toHaveLength(1);
-    expect(new URLSearchParams(delegationCalls[0]?.query).get('delegator_address')).toBe(address);
+    expect(new URLSearchParams(delegationCalls[0]?.query).get('delegator_address')).toBe(onWire(address));
     expect(validatorPages).toHaveLength(Math.ceil(env.devnet.data.validators.length / 100));
     expect(env.devnet.requests).toHaveLength(1 + validatorPages.length);
   });
 
   it('passes page, page size and cursor under their REST names', async () => {
     const { address, list } = richDelegator();
-    const cursor = list[4]?.delegation.validator_address as string;
+    const cursor = onWire(list[4]?.delegation.validator_address);
     const res = await env.gql(
       `query($a: String!, $c: String) { delegations(delegatorAddress: $a, page: 3, pageSize: 5, cursor: $c) { pageInfo { page hasPreviousPage } nodes { validatorAddress } } }`,
       { variables: { a: address, c: cursor } },
     );
     expect(res.data?.delegations?.nodes.map((n: { validatorAddress: string }) => n.validatorAddress)).toEqual(
-      list.slice(5, 10).map((d) => d.delegation.validator_address),
+      list.slice(5, 10).map((d) => onWire(d.delegation.validator_address)),
     );
     const query = new URLSearchParams(env.devnet.requests[0]?.query);
     expect(Object.fromEntries(query)).toEqual({
-      delegator_address: address,
+      delegator_address: onWire(address),
       'pagination.page': '3',
       'pagination.page_size': '5',
       'pagination.cursor': cursor,

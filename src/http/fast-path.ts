@@ -1,0 +1,199 @@
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import type { ExecutionArgs, ExecutionResult } from 'graphql';
+import { GraphQLError } from 'graphql';
+import { processRegularResult, type YogaServerInstance } from 'graphql-yoga';
+import type { Context } from '../context.js';
+import { INTERNAL_MESSAGE } from '../errors.js';
+import { attachTrace, errorSummary, finishTrace, startTrace, type Telemetry } from '../telemetry.js';
+import { Cancellation } from '../upstream/cancellation.js';
+import { type CorsPolicy, DEFAULT_CACHE_CONTROL, finishResult } from './answer.js';
+
+/**
+ * The node:http listener of the gateway: a transport adapter in front of Yoga. The common
+ * request, a JSON POST to /graphql asking for JSON, is handed to Yoga's own envelop pipeline
+ * (every plugin of the schema: parse and validation caches, limits, telemetry's operation name,
+ * error masking) straight from node:http, without building WHATWG Request and Response objects:
+ * on a small machine that translation costs more than the GraphQL work. Its answer is finished by
+ * answer.ts and encoded by Yoga's own result processor, as on Yoga's path; a parity test compares
+ * the two byte for byte. Everything else (GET, GraphiQL, batches, other media types, health, odd
+ * bodies) goes to Yoga unchanged.
+ */
+
+interface GraphQLParams {
+  query: string;
+  variables?: Record<string, unknown> | null;
+  operationName?: string | null;
+  extensions?: Record<string, unknown> | null;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** A plain GraphQL request body that needs nothing beyond execution (no batch, no persisted query). */
+function plainParams(body: unknown): GraphQLParams | null {
+  if (!isObject(body) || typeof body.query !== 'string') return null;
+  const { query, variables, operationName, extensions, ...rest } = body;
+  if (Object.keys(rest).length > 0) return null;
+  if (variables !== undefined && variables !== null && !isObject(variables)) return null;
+  if (operationName !== undefined && operationName !== null && typeof operationName !== 'string') return null;
+  if (extensions !== undefined && extensions !== null) return null;
+  return body as unknown as GraphQLParams;
+}
+
+/** JSON in, JSON out, and a declared length within the cap: the only requests the fast path takes. */
+function eligible(req: IncomingMessage, maxBytes: number): boolean {
+  if (req.method !== 'POST') return false;
+  const q = req.url?.indexOf('?') ?? -1;
+  if ((q === -1 ? req.url : req.url?.slice(0, q)) !== '/graphql') return false;
+  const type = req.headers['content-type'];
+  if (!type || !/^application\/json\s*(;|$)/i.test(type)) return false;
+  const accept = req.headers.accept;
+  if (accept && accept !== '*/*' && !/^application\/json\s*(;[^,]*)?$/i.test(accept)) return false;
+  const length = Number(req.headers['content-length']);
+  return Number.isInteger(length) && length > 0 && length <= maxBytes;
+}
+
+function headersOf(req: IncomingMessage) {
+  return { get: (name: string) => (req.headers[name.toLowerCase()] as string | undefined) ?? null };
+}
+
+export function createRequestListener(
+  yoga: YogaServerInstance<Record<string, unknown>, Context>,
+  maxBodyBytes: number,
+  telemetry: Telemetry,
+  cors: CorsPolicy,
+  /** Off when only persisted operations may run: the fast path runs any document it is given. */
+  fastPath = true,
+): RequestListener {
+  /** Hands a request whose body was already read to Yoga, as a fetch Request. */
+  const toYoga = async (req: IncomingMessage, res: ServerResponse, body: Buffer) => {
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(req.headers)) {
+      if (typeof value === 'string') headers.set(name, value);
+    }
+    const response = await yoga.fetch(`http://${req.headers.host ?? 'localhost'}${req.url}`, {
+      method: 'POST',
+      headers,
+      body: new Uint8Array(body),
+    });
+    const text = Buffer.from(await response.arrayBuffer());
+    if (res.destroyed) return;
+    res.writeHead(response.status, Object.fromEntries(response.headers));
+    res.end(text);
+  };
+
+  /** Parse, validate and execute through Yoga's envelop pipeline, as Yoga's processRequest does. */
+  const run = async (request: object, params: GraphQLParams, req: IncomingMessage, res: ServerResponse) => {
+    const { parse, validate, contextFactory, execute, schema } = yoga.getEnveloped({
+      request,
+      params,
+      req,
+      res,
+    });
+    try {
+      const document = parse(params.query);
+      const errors = validate(schema, document);
+      if (errors.length > 0) return { errors };
+      const args: ExecutionArgs & { signal?: unknown } = {
+        schema,
+        document,
+        contextValue: await contextFactory(),
+        variableValues: params.variables ?? undefined,
+        operationName: params.operationName ?? undefined,
+        signal: (request as { signal: unknown }).signal,
+      };
+      return (await execute(args)) as ExecutionResult;
+    } catch (error) {
+      // Errors of parsing and of the gateway's plugins arrive as GraphQLErrors; anything else is a
+      // bug, logged without its message and masked.
+      if (error instanceof GraphQLError) return { errors: [error] };
+      telemetry.logger.error({ err: errorSummary(error as Error) }, 'fast path failed');
+      return {
+        errors: [new GraphQLError(INTERNAL_MESSAGE, { extensions: { code: 'INTERNAL_SERVER_ERROR' } })],
+      };
+    }
+  };
+
+  const answer = async (req: IncomingMessage, res: ServerResponse, params: GraphQLParams) => {
+    const headers = headersOf(req);
+    const trace = startTrace(headers.get);
+    // The caller's disconnect cancels its upstream calls, as on Yoga's path, and is logged as 499.
+    const cancel = new Cancellation();
+    res.once('close', () => {
+      if (res.writableFinished) finishTrace(telemetry, trace, res.statusCode);
+      else {
+        cancel.abort(new Error('client disconnected'));
+        finishTrace(telemetry, trace, 499);
+      }
+    });
+    const request = { headers, signal: cancel };
+    attachTrace(request, trace);
+    const result = finishResult(trace, await run(request, params, req, res));
+    if (res.destroyed) return;
+    const common = {
+      ...cors.headers(headers.get('origin'), trace.requestId),
+      'cache-control': DEFAULT_CACHE_CONTROL,
+    };
+    if (!result.errors) {
+      // No errors, no internals to strip: the common case skips the Response object entirely.
+      const stringify = (result as { stringify?: (r: unknown) => string }).stringify ?? JSON.stringify;
+      const text = stringify(result);
+      res.writeHead(200, {
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': Buffer.byteLength(text),
+        ...common,
+      });
+      res.end(text);
+      return;
+    }
+    const response = await processRegularResult(result as never, yoga.fetchAPI, 'application/json');
+    const text = await response.text();
+    if (res.destroyed) return;
+    res.writeHead(response.status, {
+      ...Object.fromEntries(response.headers),
+      'content-length': Buffer.byteLength(text),
+      ...common,
+    });
+    res.end(text);
+  };
+
+  return (req, res) => {
+    telemetry.metrics.inFlight.inc();
+    res.once('close', () => telemetry.metrics.inFlight.dec());
+    if (!fastPath || !eligible(req, maxBodyBytes)) {
+      yoga(req, res);
+      return;
+    }
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('error', () => res.destroy());
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      let params: GraphQLParams | null = null;
+      try {
+        params = plainParams(JSON.parse(body.toString('utf8')));
+      } catch {
+        params = null;
+      }
+      const handled = params ? answer(req, res, params) : toYoga(req, res, body);
+      handled.catch((error: Error) => {
+        telemetry.logger.error({ err: errorSummary(error) }, 'answer failed');
+        // Once headers are out, a body can no longer be replaced: the connection is cut instead.
+        if (res.headersSent) {
+          res.destroy();
+          return;
+        }
+        res.writeHead(500, {
+          ...cors.headers(req.headers.origin, undefined),
+          'content-type': 'application/json; charset=utf-8',
+          'cache-control': DEFAULT_CACHE_CONTROL,
+        });
+        res.end(
+          JSON.stringify({
+            errors: [{ message: INTERNAL_MESSAGE, extensions: { code: 'INTERNAL_SERVER_ERROR' } }],
+          }),
+        );
+      });
+    });
+  };
+}
