@@ -12,6 +12,9 @@ export type ErrorCode =
   | 'UPSTREAM_ERROR'
   | 'INTERNAL_SERVER_ERROR';
 
+/** The whole message of an unexpected error: nothing of its cause reaches a client. */
+export const INTERNAL_MESSAGE = 'Unexpected error.';
+
 export type UpstreamName = 'scan' | 'explorer' | 'stake';
 
 /** An expected failure, safe to show as it is: its message is written by the gateway, never copied. */

@@ -3,13 +3,14 @@ import { useGraphQlJit } from '@envelop/graphql-jit';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspection';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
-import { GraphQLError, getOperationAST } from 'graphql';
+import { getOperationAST } from 'graphql';
 import { createYoga, maskError, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { type Logger, pino } from 'pino';
 import type { Config } from './config.js';
 import { bearerToken, type Context } from './context.js';
 import type { UpstreamName } from './errors.js';
-import { createRequestListener } from './fast-path.js';
+import { CorsPolicy, useAnswers } from './http/answer.js';
+import { createRequestListener } from './http/fast-path.js';
 import { limitPlugins } from './limits.js';
 import { Loaders, ValidatorCache } from './loaders.js';
 import { GatewayMetrics } from './metrics.js';
@@ -32,6 +33,7 @@ export type GatewaySettings = Pick<
   | 'responseCacheTtlMs'
   | 'limits'
   | 'dialects'
+  | 'cors'
 >;
 
 export interface GatewayOptions extends GatewaySettings {
@@ -47,7 +49,7 @@ export interface GatewayOptions extends GatewaySettings {
 export interface Gateway {
   metrics: GatewayMetrics;
   yoga: YogaServerInstance<Record<string, unknown>, Context>;
-  /** The node:http listener: Yoga, with a fast path for plain JSON POSTs (see fast-path.ts). */
+  /** The node:http listener: Yoga, with a fast path for plain JSON POSTs (see http/fast-path.ts). */
   listener: RequestListener;
   upstreams: Upstreams;
   close(): Promise<void>;
@@ -122,43 +124,12 @@ function usePersistedOnly(manifest: Readonly<Record<string, string>>): Plugin {
   });
 }
 
-/** The same error with `extensions.code` set to BAD_USER_INPUT, unless it already has a code. */
-function asUserInputError(error: GraphQLError): GraphQLError {
-  if (error.extensions?.code !== undefined) return error;
-  return new GraphQLError(error.message, {
-    nodes: error.nodes,
-    source: error.source,
-    positions: error.positions,
-    extensions: { ...error.extensions, code: 'BAD_USER_INPUT' },
-  });
-}
-
 /**
  * Pinned error masking: whatever NODE_ENV says, an unexpected error reaches the client as a bare
- * INTERNAL_SERVER_ERROR, never with its message, stack or cause. Errors raised before any field
- * runs (variable values that do not coerce, such as an Int over 2^31) are the caller's input.
+ * INTERNAL_SERVER_ERROR, never with its message, stack or cause. Errors the gateway or the
+ * frameworks raise on purpose pass, and answer.ts gives each a contract code.
  */
-function maskGatewayError(error: unknown, message: string): Error {
-  const intentional =
-    error instanceof GraphQLError && (!error.originalError || error.originalError instanceof GraphQLError);
-  if (intentional && !error.path) return asUserInputError(error);
-  return maskError(error, message, false);
-}
-
-/** Syntax and validation errors are the caller's input too: BAD_USER_INPUT, the contract's code for them. */
-const useUserInputCodes: Plugin = {
-  onParse:
-    () =>
-    ({ result, replaceParseResult }) => {
-      if (result instanceof GraphQLError) replaceParseResult(asUserInputError(result));
-    },
-  onValidate:
-    () =>
-    ({ result, setResult }) => {
-      if (result.length > 0)
-        setResult(result.map((e) => (e instanceof GraphQLError ? asUserInputError(e) : e)));
-    },
-};
+const maskGatewayError = (error: unknown, message: string): Error => maskError(error, message, false);
 
 /** The whole gateway as a Yoga instance, buildable without a socket (tests call `yoga.fetch`). */
 export function createGateway(options: GatewayOptions): Gateway {
@@ -183,8 +154,12 @@ export function createGateway(options: GatewayOptions): Gateway {
     metrics.observeCache('validators', hit),
   );
 
+  const cors = new CorsPolicy(options.cors);
+
   const yoga = createYoga<Record<string, unknown>, Context>({
     schema,
+    // CORS is answered by useAnswers, with the same headers on every path.
+    cors: false,
     graphqlEndpoint: '/graphql',
     landingPage: false,
     maxRequestBodySize: options.limits.requestBytes,
@@ -220,12 +195,12 @@ export function createGateway(options: GatewayOptions): Gateway {
     plugins: [
       useOperationalEndpoints(upstreams, metrics),
       useTelemetry(telemetry, operationLabel),
+      useAnswers(cors),
       ...(persisted ? [usePersistedOnly(persisted)] : []),
       // A request must carry a header a plain HTML form cannot set (content-type application/json
       // counts), so that a cross-site form POST cannot act with a visitor's cookies.
       useCSRFPrevention({ requestHeaders: ['x-graphql-csrf', 'apollo-require-preflight'] }),
       ...limitPlugins(options.limits, !options.fieldSuggestions),
-      useUserInputCodes,
       // Operations compiled once to JavaScript (and their results serialized by a compiled
       // stringifier): execution of a 100-row page is several times faster than interpreting it.
       // Queries only: the mutation runs once per call and gains nothing, and graphql-jit names
@@ -251,12 +226,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   return {
     yoga,
     metrics,
-    listener: createRequestListener(
-      yoga,
-      options.limits.requestBytes,
-      { ...telemetry, operationLabel },
-      !persisted,
-    ),
+    listener: createRequestListener(yoga, options.limits.requestBytes, telemetry, cors, !persisted),
     upstreams,
     close: () => upstreams.close(),
   };

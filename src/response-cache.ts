@@ -1,57 +1,122 @@
-import { type DocumentNode, type ExecutionResult, Kind, type SelectionSetNode, visit } from 'graphql';
+import { createHash } from 'node:crypto';
+import {
+  BREAK,
+  type DefinitionNode,
+  type DocumentNode,
+  type ExecutionResult,
+  type FragmentDefinitionNode,
+  type GraphQLSchema,
+  getOperationAST,
+  Kind,
+  TypeInfo,
+  visit,
+  visitWithTypeInfo,
+} from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { declaredCacheScope } from './schema/cache-scope.js';
 
 /**
- * Whole results of public queries reused for a few seconds: validators, statistics, exact search,
- * blocks and transactions. An operation qualifies only if every root field is one of those and it
- * selects no `delegations` anywhere (live data); everything behind a caller's token, the search-box
- * suggestions and the mutation never qualify, so the cache cannot hold one caller's data. Results
- * with errors are not kept.
+ * Whole results of public queries reused for a while, and the same answers offered to CDNs and
+ * browsers on GET. Which operations qualify is derived from the schema: each field declares its
+ * `cacheScope` where it is defined (schema/cache-scope.ts), and an operation is public only if it
+ * is a query and every field it selects, through fragments and nested selections, is public. So
+ * the cache can never hold one caller's data, a live figure or the answer to a write. Results with
+ * errors are not kept, nor offered to a CDN.
  *
  * Hand-written rather than @envelop/response-cache: that plugin rewrites every document to track
  * entities, which cost more on the uncached operations than the cache saved (measured in the
  * benchmark); this one looks at each parsed document once.
  */
 
-const PUBLIC_ROOT_FIELDS = new Set([
-  'validators',
-  'validator',
-  'validatorStatistics',
-  'search',
-  'block',
-  'transaction',
-  '__typename',
-]);
-const LIVE_FIELDS = new Set(['delegations', 'searchSuggestions', 'contractsBySymbol', 'failedTransactions']);
-
-function rootFields(set: SelectionSetNode, document: DocumentNode, out: string[]): string[] {
-  for (const selection of set.selections) {
-    if (selection.kind === Kind.FIELD) out.push(selection.name.value);
-    else if (selection.kind === Kind.INLINE_FRAGMENT) rootFields(selection.selectionSet, document, out);
-    else {
-      const fragment = document.definitions.find(
-        (d) => d.kind === Kind.FRAGMENT_DEFINITION && d.name.value === selection.name.value,
-      );
-      if (fragment?.kind === Kind.FRAGMENT_DEFINITION) rootFields(fragment.selectionSet, document, out);
-    }
+/** The operation to run and the fragments it reaches: what executing it can select. */
+function operationDefinitions(document: DocumentNode, operationName: string | null | undefined) {
+  const operation = getOperationAST(document, operationName);
+  if (!operation) return null;
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const d of document.definitions)
+    if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
+  const definitions: DefinitionNode[] = [operation];
+  const reached = new Set<string>();
+  for (let i = 0; i < definitions.length; i++) {
+    visit(definitions[i] as DefinitionNode, {
+      FragmentSpread(spread) {
+        const fragment = fragments.get(spread.name.value);
+        if (fragment && !reached.has(fragment.name.value)) {
+          reached.add(fragment.name.value);
+          definitions.push(fragment);
+        }
+      },
+    });
   }
-  return out;
+  return { operation, definitions };
 }
 
-/** Whether a document's results may be shared between callers. */
-function isPublic(document: DocumentNode): boolean {
-  const operations = document.definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION);
-  if (operations.some((op) => op.operation !== 'query')) return false;
-  let live = false;
-  visit(document, {
-    Field(node) {
-      if (LIVE_FIELDS.has(node.name.value)) live = true;
-    },
-  });
-  if (live) return false;
-  return operations.every((op) =>
-    rootFields(op.selectionSet, document, []).every((f) => PUBLIC_ROOT_FIELDS.has(f)),
+function judge(schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined) {
+  const selected = operationDefinitions(document, operationName);
+  if (selected?.operation.operation !== 'query') return false;
+  const queryType = schema.getQueryType();
+  const typeInfo = new TypeInfo(schema);
+  let isPublic = true;
+  visit(
+    { kind: Kind.DOCUMENT, definitions: selected.definitions },
+    visitWithTypeInfo(typeInfo, {
+      Field(node) {
+        const parent = typeInfo.getParentType();
+        const field = typeInfo.getFieldDef();
+        // Introspection (`__typename`, `__schema`, `__type` and what lies inside) is the same for all.
+        if (node.name.value.startsWith('__') || parent?.name.startsWith('__')) return;
+        // A field the schema does not know (a document not validated): nothing to vouch for it.
+        // A root field with no declared scope fails closed; any other inherits its parent's.
+        const scope = field
+          ? (declaredCacheScope(field) ?? (parent === queryType ? 'private' : 'public'))
+          : null;
+        if (scope !== 'public') {
+          isPublic = false;
+          return BREAK;
+        }
+      },
+    }),
   );
+  return isPublic;
+}
+
+const verdicts = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, Map<string, boolean>>>();
+
+/**
+ * Whether the results of an operation may be shared between callers: a query whose every selected
+ * field is public. Judged once per schema, parsed document (Yoga reuses them) and operation name.
+ */
+export function isPublicOperation(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName?: string | null,
+): boolean {
+  let bySchema = verdicts.get(schema);
+  if (!bySchema) {
+    bySchema = new WeakMap();
+    verdicts.set(schema, bySchema);
+  }
+  let byOperation = bySchema.get(document);
+  if (!byOperation) {
+    byOperation = new Map();
+    bySchema.set(document, byOperation);
+  }
+  const key = operationName ?? '';
+  let verdict = byOperation.get(key);
+  if (verdict === undefined) {
+    verdict = judge(schema, document, operationName);
+    byOperation.set(key, verdict);
+  }
+  return verdict;
+}
+
+/** Whether an `if-none-match` header names this entity tag (weak comparison, as RFC 9110 asks). */
+function matches(ifNoneMatch: string | null, etag: string): boolean {
+  if (!ifNoneMatch) return false;
+  return ifNoneMatch
+    .split(',')
+    .map((tag) => tag.trim().replace(/^W\//, ''))
+    .some((tag) => tag === '*' || tag === etag);
 }
 
 export function usePublicResponseCache(
@@ -59,20 +124,29 @@ export function usePublicResponseCache(
   onLookup: (hit: boolean) => void = () => {},
   maxEntries = 2_000,
 ): Plugin {
-  // Parsed documents are cached and reused by Yoga, so each is judged once.
-  const verdicts = new WeakMap<DocumentNode, { id: number; public: boolean }>();
+  // Documents are keyed by identity: parsed documents are cached and reused by Yoga.
+  const documentIds = new WeakMap<DocumentNode, number>();
   let nextId = 0;
   const entries = new Map<string, { expires: number; result: ExecutionResult }>();
+  // GET requests whose every operation was public and answered without errors: their response
+  // may be kept by a CDN. A request with a private operation or an error is marked false.
+  const shareable = new WeakMap<object, boolean>();
+  const cacheControl = `public, max-age=${Math.max(1, Math.floor(ttlMs / 1000))}`;
 
   return {
     onExecute({ args, setResultAndStopExecution }) {
-      let verdict = verdicts.get(args.document);
-      if (!verdict) {
-        verdict = { id: nextId++, public: isPublic(args.document) };
-        verdicts.set(args.document, verdict);
+      const verdict = isPublicOperation(args.schema, args.document, args.operationName);
+      const request = (args.contextValue as { request?: { method?: string } } | undefined)?.request;
+      const get = request?.method === 'GET' ? request : undefined;
+      if (get) shareable.set(get, verdict && shareable.get(get) !== false);
+      if (!verdict) return;
+
+      let id = documentIds.get(args.document);
+      if (id === undefined) {
+        id = nextId++;
+        documentIds.set(args.document, id);
       }
-      if (!verdict.public) return;
-      const key = `${verdict.id}\u0000${args.operationName ?? ''}\u0000${JSON.stringify(args.variableValues ?? {})}`;
+      const key = `${id}\u0000${args.operationName ?? ''}\u0000${JSON.stringify(args.variableValues ?? {})}`;
       const hit = entries.get(key);
       const fresh = hit !== undefined && hit.expires > Date.now();
       onLookup(fresh);
@@ -83,11 +157,34 @@ export function usePublicResponseCache(
       return {
         onExecuteDone({ result }) {
           const single = result as ExecutionResult;
-          if (Symbol.asyncIterator in (result as object) || single.errors?.length) return;
+          if (Symbol.asyncIterator in (result as object) || single.errors?.length) {
+            if (get) shareable.set(get, false);
+            return;
+          }
           if (entries.size >= maxEntries) entries.delete(entries.keys().next().value as string);
           entries.set(key, { expires: Date.now() + ttlMs, result: single });
         },
       };
+    },
+    // The rest of /graphql answers `no-store` (http/answer.ts); a shareable GET answers
+    // `public, max-age` with an entity tag, and a 304 without a body when the caller has it.
+    async onResponse({ request, response, setResponse, fetchAPI }) {
+      if (request.method !== 'GET' || response.status !== 200 || shareable.get(request) !== true) return;
+      const body = await response.text();
+      const headers = new fetchAPI.Headers(response.headers);
+      // The media type is part of the representation: one tag per body and content type.
+      const etag = `"${createHash('sha1')
+        .update(`${headers.get('content-type') ?? ''}\n${body}`)
+        .digest('base64url')}"`;
+      headers.set('cache-control', cacheControl);
+      headers.set('etag', etag);
+      if (matches(request.headers.get('if-none-match'), etag)) {
+        headers.delete('content-type');
+        headers.delete('content-length');
+        setResponse(new fetchAPI.Response(null, { status: 304, headers }));
+      } else {
+        setResponse(new fetchAPI.Response(body, { status: response.status, headers }));
+      }
     },
   };
 }

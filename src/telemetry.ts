@@ -1,5 +1,5 @@
 import { randomFillSync, randomUUID } from 'node:crypto';
-import type { ExecutionResult, GraphQLError } from 'graphql';
+import { type DocumentNode, type ExecutionResult, type GraphQLError, getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { GatewayMetrics } from './metrics.js';
@@ -131,11 +131,18 @@ export function operationLabeler(max = 200): (name: unknown) => string {
   };
 }
 
+/** The operation a request names, or the one its document holds: one label for both paths. */
+function operationName(params: { operationName?: unknown } | undefined, document: unknown): unknown {
+  if (params?.operationName) return params.operationName;
+  if (!(document instanceof Object) || !('definitions' in document)) return params?.operationName;
+  return getOperationAST(document as DocumentNode, null)?.name?.value;
+}
+
 /**
- * Traces the requests that take Yoga's own path (GET, batches, other media types): starts the
- * trace, notes the operation and the result, returns `x-request-id` and writes the log line.
- * Only Yoga's request-level hooks are used, so the fast path (which does the same itself) pays
- * nothing for it.
+ * Traces every GraphQL request. Yoga's own path (GET, batches, other media types) starts its trace
+ * here and writes the log line when its response is ready; the fast path does both itself. The
+ * operation is named in the parse hook, which both paths run (the fast path drives Yoga's envelop
+ * pipeline with its own request object in the context). The result is recorded by answer.ts.
  */
 export function useTelemetry(telemetry: Telemetry, label: (name: unknown) => string): Plugin {
   return {
@@ -146,19 +153,17 @@ export function useTelemetry(telemetry: Telemetry, label: (name: unknown) => str
           startTrace((name) => request.headers.get(name)),
         );
     },
-    onParams({ params, request }) {
-      const trace = traceOf(request);
-      if (trace) trace.operation = label(params.operationName);
-    },
-    onResultProcess({ request, result }) {
-      const trace = traceOf(request);
-      if (trace && !Array.isArray(result)) recordResult(trace, result as ExecutionResult);
+    onParse({ context }) {
+      return ({ result }) => {
+        const { request, params } = context as { request?: object; params?: { operationName?: unknown } };
+        const trace = traceOf(request);
+        if (trace) trace.operation = label(operationName(params, result));
+      };
     },
     onResponse({ request, response }) {
       const trace = traceOf(request);
-      if (!trace) return;
-      response.headers.set('x-request-id', trace.requestId);
-      if (new URL(request.url).pathname === '/graphql') finishTrace(telemetry, trace, response.status);
+      if (trace && new URL(request.url).pathname === '/graphql')
+        finishTrace(telemetry, trace, response.status);
     },
   };
 }

@@ -2,6 +2,7 @@ import SchemaBuilder from '@pothos/core';
 import ComplexityPlugin from '@pothos/plugin-complexity';
 import type { Context } from '../context.js';
 import { GatewayError } from '../errors.js';
+import CacheScopePlugin from './cache-scope.js';
 
 interface GatewayTypes {
   Context: Context;
@@ -23,7 +24,8 @@ export const UPSTREAM_COST = 10;
 
 /** The schema builder, and nothing else: each domain file under schema/ adds its own types. */
 export const builder = new SchemaBuilder<GatewayTypes>({
-  plugins: [ComplexityPlugin],
+  // Each field says what it costs (complexity) and whether its result may be shared (cacheScope).
+  plugins: [ComplexityPlugin, CacheScopePlugin],
   defaultFieldNullability: false,
   complexity: {
     defaultComplexity: 1,

@@ -63,6 +63,7 @@ builder.mutationField('updateBuybackRound', (t) =>
   t.field({
     type: UpdateBuybackRoundPayload,
     complexity: UPSTREAM_COST,
+    cacheScope: 'private',
     description:
       'Changes a buyback round. Needs the caller’s bearer token; sent exactly once, never retried.',
     args: { input: t.arg({ type: UpdateBuybackRoundInput, required: true, description: 'What to change.' }) },

@@ -22,6 +22,7 @@ export const BlockRef = builder.objectRef<Block>('Block').implement({
     proposerValidator: t.field({
       type: ValidatorRef,
       nullable: true,
+      cacheScope: 'public',
       description:
         'The proposing validator, matched by operator, consensus or wallet address; null when unknown.',
       resolve: (b, _args, ctx) => ctx.loaders.validator(b.proposer),
@@ -45,6 +46,7 @@ export const TransactionRef = builder.objectRef<Transaction>('Transaction').impl
     block: t.field({
       type: BlockRef,
       complexity: UPSTREAM_COST,
+      cacheScope: 'public',
       nullable: true,
       description: 'The block holding the transaction.',
       resolve: (tx, _args, ctx) => ctx.loaders.block(tx.blockHeight),
@@ -59,6 +61,7 @@ export const AddressRef = builder.objectRef<Address>('Address').implement({
     validator: t.field({
       type: ValidatorRef,
       nullable: true,
+      cacheScope: 'public',
       description: 'The validator this address operates, if any.',
       resolve: (a, _args, ctx) => ctx.loaders.validator(a.address),
     }),
@@ -74,6 +77,7 @@ builder.queryFields((t) => ({
   block: t.field({
     type: BlockRef,
     complexity: UPSTREAM_COST,
+    cacheScope: 'public',
     nullable: true,
     description: 'One block by height; null when the chain has no such block.',
     args: { height: t.arg.int({ required: true, description: 'The block height, from 1.' }) },
@@ -82,6 +86,7 @@ builder.queryFields((t) => ({
   transaction: t.field({
     type: TransactionRef,
     complexity: UPSTREAM_COST,
+    cacheScope: 'public',
     nullable: true,
     description: 'One transaction by hash; null when the chain has no such transaction.',
     args: {

@@ -20,6 +20,7 @@ const DelegationRef = builder.objectRef<Delegation>('Delegation').implement({
     validator: t.field({
       type: ValidatorRef,
       nullable: true,
+      cacheScope: 'public',
       description: 'The validator, from the validator list; null when the list does not know it.',
       resolve: (d, _args, ctx) => ctx.loaders.validator(d.validatorAddress),
     }),
@@ -44,6 +45,8 @@ export function delegationsField<Parent>(
   return t.field({
     type: DelegationPageRef,
     complexity: pagedCost,
+    // Live balances.
+    cacheScope: 'private',
     nullable: true,
     description,
     args: pagingArgs(t.arg),
@@ -56,6 +59,8 @@ builder.queryField('delegations', (t) =>
   t.field({
     type: DelegationPageRef,
     complexity: pagedCost,
+    // Live balances.
+    cacheScope: 'private',
     nullable: true,
     description: 'The delegations of one delegator, one page at a time.',
     args: {

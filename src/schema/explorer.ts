@@ -121,6 +121,8 @@ builder.queryFields((t) => ({
   contractsBySymbol: t.field({
     type: ContractPageRef,
     complexity: pagedCost,
+    // Behind the caller's token.
+    cacheScope: 'private',
     nullable: true,
     description:
       'Contracts with a token symbol, optionally on one chain or of one type. Needs a bearer token.',
@@ -146,6 +148,8 @@ builder.queryFields((t) => ({
   failedTransactions: t.field({
     type: FailedTransactionPageRef,
     complexity: pagedCost,
+    // Behind the caller's token.
+    cacheScope: 'private',
     nullable: true,
     description: 'Transactions that failed in the last 24 hours, newest first. Needs a bearer token.',
     args: cursorArgs(t.arg, 'Continue after this transaction: its txNumber, or "blockHeight:actionIndex".'),

@@ -122,6 +122,7 @@ const SearchResultRef = builder.objectRef<SearchResult>('SearchResult').implemen
     target: t.field({
       type: SearchTargetRef,
       complexity: UPSTREAM_COST,
+      cacheScope: 'public',
       nullable: true,
       description: 'The block, transaction or address itself; null if it vanished meanwhile.',
       resolve: (r, _args, ctx) => resolveTarget(r.kind, r.identity, ctx),
@@ -146,6 +147,8 @@ builder.queryFields((t) => ({
   searchSuggestions: t.field({
     type: SearchSuggestionsRef,
     complexity: UPSTREAM_COST,
+    // Live: answers each keystroke as the chain grows.
+    cacheScope: 'private',
     nullable: true,
     description: 'Suggestions for each keystroke in a search box.',
     args: {
@@ -159,6 +162,7 @@ builder.queryFields((t) => ({
   search: t.field({
     type: SearchResultsRef,
     complexity: UPSTREAM_COST,
+    cacheScope: 'public',
     nullable: true,
     description: 'Strict exact search: what the text names, never a guess.',
     args: {

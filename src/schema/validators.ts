@@ -141,6 +141,7 @@ builder.queryFields((t) => ({
   validators: t.field({
     type: ValidatorPageRef,
     complexity: pagedCost,
+    cacheScope: 'public',
     nullable: true,
     description: 'The validator set, by voting power, one page at a time.',
     args: pageArgFields(t.arg),
@@ -153,6 +154,7 @@ builder.queryFields((t) => ({
   validator: t.field({
     type: ValidatorRef,
     complexity: UPSTREAM_COST,
+    cacheScope: 'public',
     nullable: true,
     description:
       'One validator by its operator address (a consensus or wallet address also works); null when unknown.',
@@ -164,6 +166,7 @@ builder.queryFields((t) => ({
   validatorStatistics: t.field({
     type: ValidatorStatisticsRef,
     complexity: UPSTREAM_COST,
+    cacheScope: 'public',
     nullable: true,
     description: 'Figures over the whole validator set.',
     resolve: async (_root, _args, ctx) => (await ctx.loaders.validatorDirectory()).list.statistics,

@@ -27,6 +27,11 @@ export class Cancellation extends EventEmitter implements AbortLike {
     this.emit('abort');
   }
 
+  /** As AbortSignal's: GraphQL executors check it between fields. */
+  throwIfAborted(): void {
+    if (this.aborted) throw this.reason;
+  }
+
   addEventListener(_type: 'abort', listener: () => void, options?: { once?: boolean }): void {
     if (options?.once) this.once('abort', listener);
     else this.on('abort', listener);

@@ -218,6 +218,49 @@ describe('the mutation', () => {
   });
 });
 
+describe('the mutation, accepted with an answer that cannot be read', () => {
+  it('says the update was applied, so that the client does not retry it, and sends it once', async () => {
+    const gateway = gatewayWith();
+    stake.set('/stake/buyback', 'appliedUnreadable');
+    try {
+      const before = stake.requests.filter((r) => r.method === 'PUT').length;
+      const res = await graphql(
+        gateway,
+        'mutation { updateBuybackRound(input: { roundId: "round-006", totalSlots: 130 }) { round { roundId } } }',
+        { token: devnet.token },
+      );
+      expect(res.data).toBeNull();
+      expect(res.errors?.[0]?.extensions).toEqual({
+        code: 'UPSTREAM_ERROR',
+        upstream: 'stake',
+        applied: true,
+      });
+      expect(res.errors?.[0]?.message).toMatch(/accepted the update/);
+      expect(stake.requests.filter((r) => r.method === 'PUT').length).toBe(before + 1);
+      // It was applied: the devnet holds the new value.
+      expect(devnet.data.rounds.get('round-006')?.total_slots).toBe(130);
+    } finally {
+      stake.set('/stake/buyback', 'proxy');
+    }
+  });
+});
+
+describe('a validator list whose server ignores paging', () => {
+  it('is an UPSTREAM_ERROR after one read of each page, never a cut list or an endless loop', async () => {
+    const gateway = gatewayWith();
+    stake.set('/stake/validators', 'ignorePaging');
+    try {
+      const before = stake.requests.length;
+      const res = await graphql(gateway, '{ validators(pageSize: 5) { nodes { moniker } } }');
+      expect(res.data).toEqual({ validators: null });
+      expect(res.errors?.[0]?.extensions).toEqual({ code: 'UPSTREAM_ERROR', upstream: 'stake' });
+      expect(stake.requests.length - before).toBe(Math.ceil(devnet.data.validators.length / 100));
+    } finally {
+      stake.set('/stake/validators', 'proxy');
+    }
+  });
+});
+
 describe('a client that disconnects', () => {
   it('has its upstream call cancelled: the upstream connection closes and nothing is retried', async () => {
     const gateway = gatewayWith({ upstreamTimeoutMs: 30_000 });

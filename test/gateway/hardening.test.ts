@@ -176,20 +176,27 @@ describe('arguments that try to escape', () => {
   it.each(['../../admin', 'a?b=c', 'a#frag', 'a%2Fb', 'é€😀', '0x1/../../stake/buyback/rounds'])(
     'keeps the upstream path and query exactly as meant for %j',
     async (value) => {
+      const res = await env.gql('query($a: String!) { search(query: $a) { query } }', {
+        variables: { a: value },
+      });
+      expect(res.errors).toBeUndefined();
+      const [req] = env.devnet.requests;
+      expect(req?.path).toBe('/api/v1/search');
+      expect([...new URLSearchParams(req?.query)]).toEqual([['q', value]]);
+    },
+  );
+
+  it.each(['../../admin', '0x1/../../stake/buyback/rounds', 'biya1notanaddress'])(
+    'refuses %j as a delegator address before any upstream call',
+    async (value) => {
       const res = await env.gql(
         'query($a: String!) { delegations(delegatorAddress: $a) { pageInfo { total } } }',
         {
           variables: { a: value },
         },
       );
-      expect(res.errors).toBeUndefined();
-      const [req] = env.devnet.requests;
-      expect(req?.path).toBe('/stake/delegator/delegations');
-      expect([...new URLSearchParams(req?.query)]).toEqual([
-        ['delegator_address', value],
-        ['pagination.page', '1'],
-        ['pagination.page_size', '20'],
-      ]);
+      expect(res.errors?.[0]?.extensions).toEqual({ code: 'BAD_USER_INPUT', argument: 'delegatorAddress' });
+      expect(env.devnet.requests).toHaveLength(0);
     },
   );
 

@@ -17,7 +17,11 @@ export type FaultMode =
   | 'wrongShape'
   | 'envelopeError'
   | 'huge'
-  | 'echoToken';
+  | 'echoToken'
+  /** Proxied with every page parameter dropped: the upstream answers page 1 whatever is asked. */
+  | 'ignorePaging'
+  /** Proxied (the upstream applies it), then answered 200 with a body that is not JSON. */
+  | 'appliedUnreadable';
 
 export const LEAKY_TEXT =
   'ERROR: SELECT * FROM wallets WHERE key = $1 at Object.query (/srv/db/pool.js:88:13)';
@@ -132,19 +136,38 @@ export async function startFaultUpstream(target: string): Promise<FaultUpstream>
         timers.add(timer);
         return;
       }
+      case 'ignorePaging': {
+        const [path, query = ''] = url.split('?');
+        const params = new URLSearchParams(query);
+        for (const name of ['page', 'pagination.page', 'pagination.cursor']) params.delete(name);
+        const upstream = await forward(`${path}?${params}`, req, body);
+        res.writeHead(upstream.status, { 'content-type': 'application/json' });
+        res.end(Buffer.from(await upstream.arrayBuffer()));
+        return;
+      }
+      case 'appliedUnreadable': {
+        const upstream = await forward(url, req, body);
+        await upstream.arrayBuffer();
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{"round": {"roundId": "round-006", "totalSlots": ');
+        return;
+      }
       default: {
-        const upstream = await fetch(target + url, {
-          method: req.method ?? 'GET',
-          headers: Object.fromEntries(
-            Object.entries(req.headers).filter(([k]) => ['authorization', 'content-type'].includes(k)),
-          ) as Record<string, string>,
-          ...(body.length > 0 ? { body: body.toString('utf8') } : {}),
-        });
+        const upstream = await forward(url, req, body);
         res.writeHead(upstream.status, { 'content-type': 'application/json' });
         res.end(Buffer.from(await upstream.arrayBuffer()));
       }
     }
   };
+
+  const forward = (url: string, req: IncomingMessage, body: Buffer) =>
+    fetch(target + url, {
+      method: req.method ?? 'GET',
+      headers: Object.fromEntries(
+        Object.entries(req.headers).filter(([k]) => ['authorization', 'content-type'].includes(k)),
+      ) as Record<string, string>,
+      ...(body.length > 0 ? { body: body.toString('utf8') } : {}),
+    });
 
   const server = createServer((req, res) => {
     requests.push({

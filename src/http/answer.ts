@@ -1,0 +1,154 @@
+import type { ExecutionResult } from 'graphql';
+import { GraphQLError } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import type { CorsConfig } from '../config.js';
+import { type ErrorCode, INTERNAL_MESSAGE } from '../errors.js';
+import { type RequestTrace, recordResult, traceOf } from '../telemetry.js';
+
+/**
+ * How every answer of the gateway is finished, whichever transport carried the request: Yoga's
+ * own (GET, GraphiQL, batches, health, errors of the HTTP layer) through `useAnswers`, and the
+ * node:http fast path (fast-path.ts) by calling the same functions. One place decides the
+ * response headers (CORS, `vary`, `x-request-id`, `cache-control`), the error codes a client may
+ * see, and what a result records in the request's trace.
+ */
+
+/** The codes of contract.md §4: nothing else reaches a client. */
+const CONTRACT_CODES: ReadonlySet<string> = new Set<ErrorCode>([
+  'BAD_USER_INPUT',
+  'UNAUTHENTICATED',
+  'UPSTREAM_TIMEOUT',
+  'UPSTREAM_UNAVAILABLE',
+  'UPSTREAM_ERROR',
+  'INTERNAL_SERVER_ERROR',
+]);
+
+/** Headers a browser may send cross-origin: auth, JSON, tracing and the CSRF-prevention header. */
+const ALLOWED_HEADERS =
+  'authorization, content-type, accept, x-request-id, traceparent, x-graphql-csrf, apollo-require-preflight';
+const LOCALHOST_ORIGIN = /^http:\/\/(localhost|127\.0\.0\.1)(:\d{1,5})?$/;
+
+/**
+ * Which origins may read answers: the exact origins of CORS_ORIGINS, plus any localhost origin
+ * when the gateway runs on the devnet without it. Never a reflection of whatever a caller sends,
+ * never credentials (auth is the Authorization header, not a cookie).
+ */
+export class CorsPolicy {
+  private readonly origins: ReadonlySet<string>;
+
+  constructor(private readonly config: CorsConfig) {
+    this.origins = new Set(config.origins);
+  }
+
+  allows(origin: string | null | undefined): origin is string {
+    if (!origin) return false;
+    return this.origins.has(origin) || (this.config.localhost && LOCALHOST_ORIGIN.test(origin));
+  }
+
+  /** Headers of every answer: the same for a success, an error, a 413 or a health check. */
+  headers(origin: string | null | undefined, requestId: string | undefined): Record<string, string> {
+    const headers: Record<string, string> = { vary: 'origin' };
+    if (this.allows(origin)) {
+      headers['access-control-allow-origin'] = origin;
+      headers['access-control-expose-headers'] = 'x-request-id, etag';
+    }
+    if (requestId) headers['x-request-id'] = requestId;
+    return headers;
+  }
+
+  /** The answer to a CORS preflight (`OPTIONS` with `access-control-request-method`). */
+  preflight(origin: string | null | undefined): Record<string, string> {
+    if (!this.allows(origin)) return { vary: 'origin' };
+    return {
+      vary: 'origin',
+      'access-control-allow-origin': origin,
+      'access-control-allow-methods': 'GET, POST, OPTIONS',
+      'access-control-allow-headers': ALLOWED_HEADERS,
+      'access-control-max-age': '600',
+    };
+  }
+}
+
+/** Answers are personal unless a plugin (the public response cache) says otherwise for a GET. */
+export const DEFAULT_CACHE_CONTROL = 'no-store';
+
+const isContractCode = (code: unknown) => typeof code === 'string' && CONTRACT_CODES.has(code);
+
+/**
+ * Errors of the document or its variables have no path, and no cause but graphql-js's own (a
+ * variable's coercion wraps the scalar's GraphQLError): the caller's mistake, not the gateway's.
+ */
+const isRequestError = (cause: unknown) => cause === undefined || cause instanceof GraphQLError;
+
+/**
+ * An error as a client may see it. Codes of the frameworks (Yoga's BAD_REQUEST,
+ * OPERATION_RESOLUTION_FAILURE, GRAPHQL_PARSE_FAILED, …) are requests the caller got wrong:
+ * BAD_USER_INPUT with the same message and HTTP status, as are uncoded errors of the document or
+ * its variables. Anything else is masked.
+ */
+export function contractError(error: GraphQLError): GraphQLError {
+  const code = error.extensions?.code;
+  if (isContractCode(code)) return error;
+  if (code !== undefined || (!error.path && isRequestError(error.originalError))) {
+    // `http` stays for Yoga, which takes the status from it and strips it. Yoga also keeps the
+    // cause of an unreadable body (`originalError`, which quotes the body) and answers such a
+    // body 400 because of it; the cause goes, and the 400 is made explicit instead.
+    const { originalError, http, ...extensions } = error.extensions as {
+      originalError?: unknown;
+      http?: object;
+    };
+    return new GraphQLError(error.message, {
+      nodes: error.nodes,
+      source: error.source,
+      positions: error.positions,
+      extensions: {
+        ...extensions,
+        ...(http ? { http: originalError ? { ...http, spec: false } : http } : {}),
+        code: 'BAD_USER_INPUT',
+      },
+    });
+  }
+  return new GraphQLError(INTERNAL_MESSAGE, {
+    path: error.path,
+    extensions: { code: 'INTERNAL_SERVER_ERROR' },
+  });
+}
+
+/**
+ * The result a client gets, and what it records in the request's trace: every error carries a
+ * contract code. A result whose errors are all in order is returned as it is.
+ */
+export function finishResult<T extends ExecutionResult>(trace: RequestTrace | undefined, result: T): T {
+  const errors = result.errors;
+  if (errors?.some((e) => !isContractCode(e.extensions?.code))) {
+    result = { ...result, errors: errors.map(contractError) };
+  }
+  if (trace) recordResult(trace, result);
+  return result;
+}
+
+/** The same for Yoga's path: results (single or batched), preflights and every response's headers. */
+export function useAnswers(cors: CorsPolicy): Plugin {
+  return {
+    onRequest({ request, endResponse }) {
+      if (request.method === 'OPTIONS' && request.headers.has('access-control-request-method')) {
+        endResponse(
+          new Response(null, { status: 204, headers: cors.preflight(request.headers.get('origin')) }),
+        );
+      }
+    },
+    onResultProcess({ request, result, setResult }) {
+      const trace = traceOf(request);
+      if (Array.isArray(result)) setResult(result.map((r) => finishResult(undefined, r as ExecutionResult)));
+      else if (!(Symbol.asyncIterator in (result as object))) {
+        setResult(finishResult(trace, result as ExecutionResult));
+      }
+    },
+    onResponse({ request, response }) {
+      const headers = cors.headers(request.headers.get('origin'), traceOf(request)?.requestId);
+      for (const [name, value] of Object.entries(headers)) response.headers.set(name, value);
+      if (!response.headers.has('cache-control'))
+        response.headers.set('cache-control', DEFAULT_CACHE_CONTROL);
+    },
+  };
+}
