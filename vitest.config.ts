@@ -11,6 +11,7 @@ const DOMAIN_TESTS = [
   'test/gateway/explorer.test.ts',
   'test/gateway/buyback.test.ts',
   'test/gateway/partial.test.ts',
+  'test/gateway/operations.test.ts',
 ];
 
 const variant = (name: string, devnet: DevnetVariant): TestProjectInlineConfiguration => ({

@@ -1,7 +1,6 @@
 import type { RequestListener } from 'node:http';
 import { useGraphQlJit } from '@envelop/graphql-jit';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
-import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspection';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
 import { getOperationAST } from 'graphql';
 import { createYoga, maskError, type Plugin, type YogaServerInstance } from 'graphql-yoga';
@@ -193,14 +192,15 @@ export function createGateway(options: GatewayOptions): Gateway {
       maxComplexity: options.limits.complexity,
     }),
     plugins: [
-      useOperationalEndpoints(upstreams, metrics),
+      // First: every request gets its trace (and so its x-request-id), health checks included.
       useTelemetry(telemetry, operationLabel),
       useAnswers(cors),
+      useOperationalEndpoints(upstreams, metrics),
       ...(persisted ? [usePersistedOnly(persisted)] : []),
       // A request must carry a header a plain HTML form cannot set (content-type application/json
       // counts), so that a cross-site form POST cannot act with a visitor's cookies.
       useCSRFPrevention({ requestHeaders: ['x-graphql-csrf', 'apollo-require-preflight'] }),
-      ...limitPlugins(options.limits, !options.fieldSuggestions),
+      ...limitPlugins(options.limits, options),
       // Operations compiled once to JavaScript (and their results serialized by a compiled
       // stringifier): execution of a 100-row page is several times faster than interpreting it.
       // Queries only: the mutation runs once per call and gains nothing, and graphql-jit names
@@ -212,7 +212,6 @@ export function createGateway(options: GatewayOptions): Gateway {
             getOperationAST(document, operationName)?.operation === 'query',
         },
       ),
-      ...(options.introspection ? [] : [useDisableIntrospection()]),
       ...(options.responseCacheTtlMs > 0
         ? [
             usePublicResponseCache(options.responseCacheTtlMs, (hit) =>

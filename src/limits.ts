@@ -1,11 +1,19 @@
 import { EnvelopArmor } from '@escape.tech/graphql-armor';
-import { GraphQLError, Kind, type SelectionSetNode, type ValidationRule } from 'graphql';
+import {
+  GraphQLError,
+  Kind,
+  NoSchemaIntrospectionCustomRule,
+  type SelectionSetNode,
+  type ValidationRule,
+} from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { Limits } from './config.js';
 
 /**
  * Static limits on a document, checked at validation, before anything executes: depth, aliases,
- * tokens and directives by graphql-armor; root fields by a rule of ours (armor has none). Query
+ * tokens and directives by graphql-armor; root fields by a rule of ours (armor has none), and
+ * introspection when it is off. All of them validation rules of the envelop pipeline, so that both
+ * transports (http/fast-path.ts and Yoga's) apply them: nothing here hooks Yoga's HTTP stages. Query
  * cost, which depends on arguments such as pageSize, is priced by the Pothos complexity plugin
  * when execution starts (see schema/builder.ts).
  */
@@ -41,14 +49,21 @@ function maxRootFields(max: number): ValidationRule {
   };
 }
 
-export function limitPlugins(limits: Limits, blockFieldSuggestions: boolean): Plugin[] {
+export interface DocumentPolicy {
+  /** Whether `__schema` and `__type` may be queried. */
+  introspection: boolean;
+  /** Whether validation errors may suggest field names ("did you mean …?"). */
+  fieldSuggestions: boolean;
+}
+
+export function limitPlugins(limits: Limits, policy: DocumentPolicy): Plugin[] {
   const armor = new EnvelopArmor({
     maxDepth: { n: limits.depth, flattenFragments: true, exposeLimits: true },
     maxAliases: { n: limits.aliases, exposeLimits: true },
     maxTokens: { n: limits.tokens, exposeLimits: true },
     maxDirectives: { n: limits.directives, exposeLimits: true },
     costLimit: { enabled: false },
-    blockFieldSuggestion: { enabled: blockFieldSuggestions },
+    blockFieldSuggestion: { enabled: !policy.fieldSuggestions },
   });
   const rootFields = maxRootFields(limits.rootFields);
   return [
@@ -56,6 +71,7 @@ export function limitPlugins(limits: Limits, blockFieldSuggestions: boolean): Pl
     {
       onValidate({ addValidationRule }) {
         addValidationRule(rootFields);
+        if (!policy.introspection) addValidationRule(NoSchemaIntrospectionCustomRule);
       },
     },
   ];

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Devnet, startDevnet } from '../src/devnet/index.js';
+import { readAnswer } from './gateway/helpers.js';
 
 /** The real process: `src/server.ts` under tsx, against a devnet whose answers take 400 ms. */
 
@@ -60,7 +61,7 @@ describe('server process', () => {
     expect(refused).toBe('ECONNREFUSED');
     const res = await inFlight;
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ data: { searchSuggestions: { query: '12' } } });
+    expect(await readAnswer(res)).toEqual({ data: { searchSuggestions: { query: '12' } } });
     const [code] = await exited;
     expect(code).toBe(0);
   });

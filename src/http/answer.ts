@@ -93,7 +93,8 @@ export function contractError(error: GraphQLError): GraphQLError {
     // `http` stays for Yoga, which takes the status from it and strips it. Yoga also keeps the
     // cause of an unreadable body (`originalError`, which quotes the body) and answers such a
     // body 400 because of it; the cause goes, and the 400 is made explicit instead.
-    const { originalError, http, ...extensions } = error.extensions as {
+    // graphql-jit's errors of variable coercion come without extensions.
+    const { originalError, http, ...extensions } = (error.extensions ?? {}) as {
       originalError?: unknown;
       http?: object;
     };

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { isPublicOperation } from '../../src/response-cache.js';
 import CacheScopePlugin, { declaredCacheScope } from '../../src/schema/cache-scope.js';
 import { schema } from '../../src/schema/index.js';
-import { useGatewayOnDevnet } from './helpers.js';
+import { parseAnswer, readAnswer, useGatewayOnDevnet } from './helpers.js';
 
 const env = useGatewayOnDevnet({ gateway: { responseCacheTtlMs: 60_000 } });
 env.serveOverHttp();
@@ -173,7 +173,7 @@ describe('CDN headers', () => {
     expect(first.headers.get('cache-control')).toBe('public, max-age=60');
     const etag = first.headers.get('etag');
     expect(etag).toMatch(/^"[A-Za-z0-9_-]{27}"$/);
-    expect(await first.json()).toEqual({
+    expect(await readAnswer(first)).toEqual({
       data: {
         validatorStatistics: {
           totalValidators: env.devnet.data.statistics.total_validators,
@@ -205,7 +205,7 @@ describe('CDN headers', () => {
     const etag = first.headers.get('etag') ?? '';
     expect(etag).not.toBe('');
     expect(first.headers.get('cache-control')).toBe('public, max-age=60');
-    expect(JSON.parse(body).data.validatorStatistics.totalValidators).toBe(
+    expect(parseAnswer(body).data.validatorStatistics.totalValidators).toBe(
       env.devnet.data.statistics.total_validators,
     );
 
@@ -222,7 +222,7 @@ describe('CDN headers', () => {
       headers: getHeaders,
     });
     expect(res.status).toBe(200);
-    expect((await res.json()).errors).toBeUndefined();
+    expect((await readAnswer(res)).errors).toBeUndefined();
     expect(res.headers.get('cache-control')).toBe('no-store');
     expect(res.headers.get('etag')).toBeNull();
   });
@@ -237,7 +237,7 @@ describe('CDN headers', () => {
     const viaSocket = await fetch(env.url, post());
     for (const res of [viaYoga, viaSocket]) {
       expect(res.status).toBe(200);
-      expect((await res.json()).data.validatorStatistics.totalValidators).toBe(
+      expect((await readAnswer(res)).data.validatorStatistics.totalValidators).toBe(
         env.devnet.data.statistics.total_validators,
       );
       expect(res.headers.get('cache-control')).toBe('no-store');

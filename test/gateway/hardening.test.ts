@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createGateway, type Gateway } from '../../src/gateway.js';
 import { ValidatorTableDocument } from '../generated/graphql.js';
-import { graphql, listen, testSettings, useGatewayOnDevnet } from './helpers.js';
+import { graphql, listen, readAnswer, testSettings, useGatewayOnDevnet } from './helpers.js';
 
 const env = useGatewayOnDevnet();
 const extra: Gateway[] = [];
@@ -85,7 +85,7 @@ describe('HTTP rules', () => {
         JSON.stringify({ query: '{ __typename }', variables: { pad: 'x'.repeat(pad) } });
       const big = await fetch(http.url, { method: 'POST', headers: json, body: body(1_050_000) });
       expect(big.status).toBe(413);
-      expect(await big.json()).toEqual({
+      expect(await readAnswer(big)).toEqual({
         errors: [expect.objectContaining({ message: 'Request body too large' })],
       });
       const fits = await fetch(http.url, { method: 'POST', headers: json, body: body(900_000) });
@@ -99,13 +99,13 @@ describe('HTTP rules', () => {
     const batch = JSON.stringify([{ query: '{ __typename }' }, { query: '{ __typename }' }]);
     const refused = await post(env.gateway, batch, json);
     expect(refused.status).toBe(400);
-    expect(await refused.json()).toEqual({
+    expect(await readAnswer(refused)).toEqual({
       errors: [expect.objectContaining({ message: 'Batching is not supported.' })],
     });
     const batching = gatewayWith(testSettings({ limits: { ...loadConfig({}).limits, batch: 2 } }));
     const res = await post(batching, batch, json);
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual([{ data: { __typename: 'Query' } }, { data: { __typename: 'Query' } }]);
+    expect(await readAnswer(res)).toEqual([{ data: { __typename: 'Query' } }, { data: { __typename: 'Query' } }]);
   });
 
   it('refuses a simple form POST (CSRF) and multipart uploads', async () => {

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { print } from 'graphql';
-import { afterAll, beforeAll, beforeEach, inject } from 'vitest';
+import { afterAll, beforeAll, beforeEach, expect, inject } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { type Devnet, type DevnetOptions, startDevnet } from '../../src/devnet/index.js';
 import { createGateway, type Gateway, type GatewayOptions } from '../../src/gateway.js';
@@ -17,6 +17,34 @@ export interface RequestOptions {
   variables?: Record<string, unknown>;
   token?: string;
   headers?: Record<string, string>;
+}
+
+/** contract.md §4: the only error codes a client may ever see. */
+const CONTRACT_CODES = [
+  'BAD_USER_INPUT',
+  'UNAUTHENTICATED',
+  'UPSTREAM_TIMEOUT',
+  'UPSTREAM_UNAVAILABLE',
+  'UPSTREAM_ERROR',
+  'INTERNAL_SERVER_ERROR',
+];
+
+/**
+ * A GraphQL answer's JSON text, parsed and checked: every error of it (or of each answer of a
+ * batch) carries a code of contract.md. Every GraphQL answer the suite reads goes through here
+ * (or `readAnswer`).
+ */
+export function parseAnswer(text: string): any {
+  const body = JSON.parse(text);
+  for (const answer of Array.isArray(body) ? body : [body]) {
+    for (const error of answer.errors ?? []) expect(CONTRACT_CODES).toContain(error.extensions?.code);
+  }
+  return body;
+}
+
+/** `parseAnswer` of a response's body. */
+export async function readAnswer(res: Response): Promise<any> {
+  return parseAnswer(await res.text());
 }
 
 /** Runs one GraphQL request through `yoga.fetch` (no socket between test and gateway). */
@@ -39,7 +67,7 @@ export async function graphql<T = any>(
       variables: options.variables,
     }),
   });
-  return { status: res.status, ...((await res.json()) as object) };
+  return { status: res.status, ...(await readAnswer(res)) };
 }
 
 /** Gateway settings for tests: development defaults, no shared caches unless asked. */

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Devnet, startDevnet } from '../../src/devnet/index.js';
 import { createGateway, type Gateway } from '../../src/gateway.js';
-import { graphql, testSettings } from './helpers.js';
+import { graphql, readAnswer, testSettings } from './helpers.js';
 
 /**
  * One upstream broken while the others answer: the broken fields come back null with a coded
@@ -119,7 +119,7 @@ describe('partial results', () => {
   it('reports readiness per upstream', async () => {
     const down = await gatewayWith({ stake: closedUrl }).yoga.fetch('http://gateway.test/readyz');
     expect(down.status).toBe(503);
-    expect(await down.json()).toEqual({
+    expect(await readAnswer(down)).toEqual({
       status: 'not ready',
       upstreams: { scan: true, explorer: true, stake: false },
     });

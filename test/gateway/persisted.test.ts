@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadPersistedOperations } from '../../src/config.js';
 import { createGateway, type Gateway } from '../../src/gateway.js';
 import { SearchBoxDocument } from '../generated/graphql.js';
-import { listen, testSettings, useGatewayOnDevnet } from './helpers.js';
+import { listen, readAnswer, testSettings, useGatewayOnDevnet } from './helpers.js';
 
 /** PERSISTED_OPERATIONS with the manifest graphql-codegen writes for test/operations/. */
 
@@ -32,7 +32,7 @@ const post = async (body: unknown) => {
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify(body),
   });
-  return { status: res.status, body: (await res.json()) as any };
+  return { status: res.status, body: await readAnswer(res) };
 };
 
 describe('persisted operations', () => {

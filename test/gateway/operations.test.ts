@@ -1,0 +1,42 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { parse } from 'graphql';
+import { describe, expect, it } from 'vitest';
+import { exampleVariables } from '../../src/devnet/examples.js';
+import { useGatewayOnDevnet } from './helpers.js';
+
+/** Every operation the frontends send (test/operations/) answers from the devnet with no error. */
+
+const DIR = new URL('../operations/', import.meta.url);
+const operations = readdirSync(DIR)
+  .filter((f) => f.endsWith('.graphql'))
+  .map((file) => {
+    const text = readFileSync(new URL(file, DIR), 'utf8');
+    const [definition] = parse(text).definitions;
+    const name = definition?.kind === 'OperationDefinition' ? definition.name?.value : undefined;
+    return { name: name as string, text };
+  });
+
+const env = useGatewayOnDevnet();
+
+describe('test/operations/', () => {
+  it('has example variables for every operation, and only for those', () => {
+    expect(Object.keys(exampleVariables(env.devnet.data)).sort()).toEqual(
+      operations.map((o) => o.name).sort(),
+    );
+  });
+
+  it.each(operations.map((o) => [o.name, o.text]))(
+    '%s answers with data and no error',
+    async (name, text) => {
+      const res = await env.gql(text, {
+        variables: exampleVariables(env.devnet.data)[name],
+        token: env.devnet.token,
+      });
+      expect(res.errors).toBeUndefined();
+      for (const [field, value] of Object.entries(res.data ?? {})) {
+        expect(value, field).not.toBeNull();
+      }
+      expect(Object.keys(res.data ?? {}).length).toBeGreaterThan(0);
+    },
+  );
+});

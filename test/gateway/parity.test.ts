@@ -1,0 +1,328 @@
+import { createServer, type RequestListener } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { type Devnet, startDevnet } from '../../src/devnet/index.js';
+import { createGateway, type Gateway } from '../../src/gateway.js';
+import { devnetOptions, parseAnswer } from './helpers.js';
+
+/**
+ * One pipeline, two transports: the node:http fast path (the gateway's listener) and Yoga's own
+ * node adapter must answer every request alike, status, every header but `date`, and body, with
+ * the production configuration and both caches on. Each request goes to both over a real socket.
+ */
+
+const ALLOWED = 'https://explorer.example';
+
+interface Pair {
+  gateway: Gateway;
+  fast: string;
+  yoga: string;
+  close(): Promise<void>;
+}
+
+async function serve(listener: RequestListener) {
+  const server = createServer(listener);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** A production gateway over these upstreams, served by its listener and by Yoga's adapter. */
+async function pair(urls: Devnet['urls']): Promise<Pair> {
+  const config = loadConfig({
+    NODE_ENV: 'production',
+    SCAN_URL: urls.scan,
+    EXPLORER_URL: urls.explorer,
+    STAKE_URL: urls.stake,
+    CORS_ORIGINS: ALLOWED,
+    // Deep enough for every screen of test/operations/, shallow enough to reach with this schema.
+    MAX_DEPTH: '6',
+  });
+  const gateway = createGateway({ ...config, upstreamUrls: urls });
+  const fast = await serve(gateway.listener);
+  const yoga = await serve(gateway.yoga as unknown as RequestListener);
+  return {
+    gateway,
+    fast: fast.url,
+    yoga: yoga.url,
+    close: async () => {
+      await fast.close();
+      await yoga.close();
+      await gateway.close();
+    },
+  };
+}
+
+let devnet: Devnet;
+let up: Pair;
+/** The same, with staking down (connections refused). */
+let down: Pair;
+
+beforeAll(async () => {
+  devnet = await startDevnet(devnetOptions());
+  const dead = await serve(() => {});
+  await dead.close();
+  up = await pair(devnet.urls);
+  down = await pair({ ...devnet.urls, stake: dead.url });
+});
+afterAll(async () => {
+  await up?.close();
+  await down?.close();
+  await devnet?.close();
+});
+
+interface Exchange {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+interface Call {
+  method?: 'GET' | 'POST' | 'OPTIONS';
+  path?: string;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+async function exchange(base: string, call: Call): Promise<Exchange> {
+  const res = await request(`${base}${call.path ?? '/graphql'}`, {
+    method: call.method ?? 'POST',
+    headers: { 'x-request-id': 'parity-test', ...call.headers },
+    body: call.body,
+  });
+  const { date, ...headers } = res.headers;
+  expect(date).toEqual(expect.any(String));
+  return { status: res.statusCode, headers, body: await res.body.text() };
+}
+
+/** Sends one call both ways and expects the same answer; returns it. */
+async function alike(call: Call, target: Pair = up): Promise<Exchange> {
+  const fast = await exchange(target.fast, call);
+  const yoga = await exchange(target.yoga, call);
+  expect(fast).toEqual(yoga);
+  return fast;
+}
+
+const JSON_POST = { 'content-type': 'application/json', accept: 'application/json' };
+const post = (query: string, variables?: Record<string, unknown>, headers: Record<string, string> = {}) => ({
+  headers: { ...JSON_POST, ...headers },
+  body: JSON.stringify({ query, variables }),
+});
+const codesOf = (answer: Exchange) =>
+  (parseAnswer(answer.body).errors ?? []).map((e: { extensions: { code: string } }) => e.extensions.code);
+
+describe('the same answer on both transports', () => {
+  it.each([
+    ['a query with variables', post('query($h: Int!) { block(height: $h) { height hash } }', { h: 42 })],
+    [
+      'a 100-row page',
+      post('{ validators(pageSize: 100) { nodes { moniker tokens commission { rate } } } }'),
+    ],
+    [
+      'a read with the caller’s token',
+      post(
+        '{ failedTransactions(pageSize: 3) { nodes { hash } } }',
+        {},
+        {
+          authorization: `Bearer devnet-token`,
+        },
+      ),
+    ],
+  ])('success: %s', async (_label, call) => {
+    const answer = await alike(call);
+    expect(answer.status).toBe(200);
+    expect(codesOf(answer)).toEqual([]);
+    expect(answer.headers['cache-control']).toBe('no-store');
+    expect(answer.headers['x-request-id']).toBe('parity-test');
+  });
+
+  const aliases = `{ ${Array.from({ length: 16 }, (_, i) => `a${i}: searchSuggestions(query: "${i}") { query }`).join(' ')} }`;
+  it.each([
+    ['a syntax error', post('{ validators( }'), 'BAD_USER_INPUT'],
+    ['a validation error', post('{ validatorz { moniker } }'), 'BAD_USER_INPUT'],
+    [
+      'a variable that does not coerce',
+      post('query($h: Int!) { block(height: $h) { hash } }', { h: 'x' }),
+      'BAD_USER_INPUT',
+    ],
+    ['a missing variable', post('query($h: Int!) { block(height: $h) { hash } }'), 'BAD_USER_INPUT'],
+    ['an input error in a resolver', post('{ validators(page: 0) { nodes { moniker } } }'), 'BAD_USER_INPUT'],
+    ['two anonymous operations', post('{ __typename } { __typename }'), 'BAD_USER_INPUT'],
+    [
+      'two named operations and no operationName',
+      post('query A { __typename } query B { __typename }'),
+      'BAD_USER_INPUT',
+    ],
+    [
+      'an unknown operationName',
+      { headers: JSON_POST, body: JSON.stringify({ query: '{ __typename }', operationName: 'Nope' }) },
+      'BAD_USER_INPUT',
+    ],
+    ['the alias limit', post(aliases), 'BAD_USER_INPUT'],
+    [
+      'the root field limit',
+      post(`{ ${Array.from({ length: 11 }, (_, i) => `f${i}: __typename`).join(' ')} }`),
+      'BAD_USER_INPUT',
+    ],
+    [
+      'the directive limit',
+      post(`{ validatorStatistics ${'@include(if: true) '.repeat(11)} { timestamp } }`),
+      'BAD_USER_INPUT',
+    ],
+    ['the token limit', post(`{ validatorStatistics { ${'timestamp '.repeat(1_000)} } }`), 'BAD_USER_INPUT'],
+    [
+      'the depth limit',
+      post(
+        '{ searchSuggestions(query: "0x") { addresses { delegations { nodes { validator { commission { rate } } } } } } }',
+      ),
+      'BAD_USER_INPUT',
+    ],
+    [
+      'the cost limit',
+      post(
+        '{ searchSuggestions(query: "0x") { addresses { delegations(pageSize: 100) { nodes { shares validator { moniker } } } } } }',
+      ),
+      'BAD_USER_INPUT',
+    ],
+    [
+      'the body limit (413)',
+      {
+        headers: JSON_POST,
+        body: JSON.stringify({ query: '{ __typename }', variables: { pad: 'x'.repeat(1_050_000) } }),
+      },
+      'BAD_USER_INPUT',
+    ],
+    [
+      'a batch (batching off)',
+      { headers: JSON_POST, body: JSON.stringify([{ query: '{ __typename }' }]) },
+      'BAD_USER_INPUT',
+    ],
+    ['invalid JSON', { headers: JSON_POST, body: '{"query": ' }, 'BAD_USER_INPUT'],
+    [
+      'a body without a query',
+      { headers: JSON_POST, body: JSON.stringify({ variables: {} }) },
+      'BAD_USER_INPUT',
+    ],
+    [
+      'an unknown persisted query',
+      {
+        headers: JSON_POST,
+        body: JSON.stringify({ extensions: { persistedQuery: { version: 1, sha256Hash: 'ab'.repeat(32) } } }),
+      },
+      'BAD_USER_INPUT',
+    ],
+    [
+      'a GET without a CSRF-safe header',
+      {
+        method: 'GET' as const,
+        path: '/graphql?query=%7B__typename%7D',
+        headers: { accept: 'application/json' },
+      },
+      'BAD_USER_INPUT',
+    ],
+    ['introspection (off in production)', post('{ __schema { types { name } } }'), 'BAD_USER_INPUT'],
+    ['a missing token', post('{ failedTransactions { nodes { hash } } }'), 'UNAUTHENTICATED'],
+    [
+      'a token the explorer refuses',
+      post('{ failedTransactions { nodes { hash } } }', {}, { authorization: 'Bearer stolen' }),
+      'UNAUTHENTICATED',
+    ],
+  ])('error: %s', async (_label, call, code) => {
+    const answer = await alike(call);
+    expect(codesOf(answer)[0]).toBe(code);
+    expect(answer.headers['cache-control']).toBe('no-store');
+  });
+
+  it('an upstream down: partial data and UPSTREAM_UNAVAILABLE for the rest', async () => {
+    const answer = await alike(
+      post('{ searchSuggestions(query: "12") { query } validatorStatistics { totalValidators } }'),
+      down,
+    );
+    expect(answer.status).toBe(200);
+    expect(parseAnswer(answer.body).data).toEqual({
+      searchSuggestions: { query: '12' },
+      validatorStatistics: null,
+    });
+    expect(codesOf(answer)).toEqual(['UPSTREAM_UNAVAILABLE']);
+  });
+
+  it.each([
+    ['no Accept', { 'content-type': 'application/json' }],
+    ['Accept: */*', { 'content-type': 'application/json', accept: '*/*' }],
+    [
+      'the GraphQL over HTTP media type',
+      { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
+    ],
+    [
+      'a charset on the body',
+      { 'content-type': 'application/json; charset=utf-8', accept: 'application/json' },
+    ],
+    ['an Accept nobody serves', { 'content-type': 'application/json', accept: 'text/csv' }],
+  ])('Accept variation: %s', async (_label, headers) => {
+    for (const query of ['{ validatorStatistics { totalValidators } }', '{ validatorz }']) {
+      await alike({ headers, body: JSON.stringify({ query }) });
+    }
+  });
+
+  it.each([
+    ['an allowed origin', ALLOWED, ALLOWED],
+    ['another origin', 'https://evil.example', undefined],
+    ['a localhost origin (not allowed outside devnet mode)', 'http://localhost:3000', undefined],
+    ['no origin', undefined, undefined],
+  ])('Origin variation: %s', async (_label, origin, allowed) => {
+    const headers: Record<string, string> = origin ? { origin } : {};
+    const calls: Call[] = [
+      post('{ validatorStatistics { totalValidators } }', {}, headers),
+      post('{ validatorz }', {}, headers),
+      {
+        method: 'GET' as const,
+        path: '/graphql?query=%7B__typename%7D',
+        headers: { accept: 'application/json', 'x-graphql-csrf': '1', ...headers },
+      },
+      { method: 'GET' as const, path: '/healthz', headers },
+      { method: 'OPTIONS' as const, headers: { ...headers, 'access-control-request-method': 'POST' } },
+    ];
+    for (const call of calls) {
+      const answer = await alike(call);
+      expect(answer.headers['access-control-allow-origin']).toBe(allowed);
+      expect(answer.headers['access-control-allow-credentials']).toBeUndefined();
+      expect(answer.headers.vary).toMatch(/origin/i);
+      if (call.method !== 'OPTIONS') expect(answer.headers['x-request-id'], call.path).toBe('parity-test');
+    }
+  });
+
+  it('a mutation over GET: 405, BAD_USER_INPUT', async () => {
+    const query = encodeURIComponent(
+      'mutation { updateBuybackRound(input: { roundId: "round-006" }) { round { roundId } } }',
+    );
+    const answer = await alike({
+      method: 'GET',
+      path: `/graphql?query=${query}`,
+      headers: { accept: 'application/json', 'x-graphql-csrf': '1' },
+    });
+    expect(answer.status).toBe(405);
+    expect(codesOf(answer)).toEqual(['BAD_USER_INPUT']);
+  });
+
+  it('a new request id on each transport when the caller sends none', async () => {
+    const call = post('{ __typename }');
+    const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+    for (const base of [up.fast, up.yoga]) {
+      const res = await request(`${base}/graphql`, {
+        method: 'POST',
+        headers: call.headers,
+        body: call.body,
+      });
+      await res.body.text();
+      expect(res.headers['x-request-id']).toMatch(uuid);
+    }
+  });
+});
