@@ -14,9 +14,13 @@ const DOMAIN_TESTS = [
   'test/gateway/operations.test.ts',
 ];
 
-const variant = (name: string, devnet: DevnetVariant): TestProjectInlineConfiguration => ({
+const variant = (
+  name: string,
+  devnet: DevnetVariant,
+  productionCaches = false,
+): TestProjectInlineConfiguration => ({
   extends: true,
-  test: { name, include: DOMAIN_TESTS, provide: { devnet } },
+  test: { name, include: DOMAIN_TESTS, provide: { devnet, productionCaches } },
 });
 
 export default defineConfig({
@@ -30,7 +34,16 @@ export default defineConfig({
     pool: 'forks',
     projects: [
       // Everything, against upstream-api.md's dialect (the devnet's default).
-      { extends: true, test: { name: 'spec', include: ['test/**/*.test.ts'], provide: { devnet: {} } } },
+      {
+        extends: true,
+        test: {
+          name: 'spec',
+          include: ['test/**/*.test.ts'],
+          provide: { devnet: {}, productionCaches: false },
+        },
+      },
+      // The domain tests again with the caches production runs with (response and validator lists).
+      variant('spec, production caches', {}, true),
       // The production services' protojson dialect, and its two deployment variants.
       variant('kratos', { dialect: 'kratos' }),
       variant('kratos, staking enveloped', { dialect: 'kratos', stakeEnvelope: true }),

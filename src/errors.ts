@@ -4,13 +4,16 @@ import { GraphQLError } from 'graphql';
  * The error codes of the public contract. Every error a client sees carries one in
  * `extensions.code`; upstream errors also name the upstream in `extensions.upstream`.
  */
-export type ErrorCode =
-  | 'BAD_USER_INPUT'
-  | 'UNAUTHENTICATED'
-  | 'UPSTREAM_TIMEOUT'
-  | 'UPSTREAM_UNAVAILABLE'
-  | 'UPSTREAM_ERROR'
-  | 'INTERNAL_SERVER_ERROR';
+export const CONTRACT_CODES = [
+  'BAD_USER_INPUT',
+  'UNAUTHENTICATED',
+  'UPSTREAM_TIMEOUT',
+  'UPSTREAM_UNAVAILABLE',
+  'UPSTREAM_ERROR',
+  'INTERNAL_SERVER_ERROR',
+] as const;
+
+export type ErrorCode = (typeof CONTRACT_CODES)[number];
 
 /** The whole message of an unexpected error: nothing of its cause reaches a client. */
 export const INTERNAL_MESSAGE = 'Unexpected error.';

@@ -2,7 +2,7 @@ import type { ExecutionResult } from 'graphql';
 import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { CorsConfig } from '../config.js';
-import { type ErrorCode, INTERNAL_MESSAGE } from '../errors.js';
+import { CONTRACT_CODES, INTERNAL_MESSAGE } from '../errors.js';
 import { type RequestTrace, recordResult, traceOf } from '../telemetry.js';
 
 /**
@@ -14,14 +14,7 @@ import { type RequestTrace, recordResult, traceOf } from '../telemetry.js';
  */
 
 /** The codes of contract.md §4: nothing else reaches a client. */
-const CONTRACT_CODES: ReadonlySet<string> = new Set<ErrorCode>([
-  'BAD_USER_INPUT',
-  'UNAUTHENTICATED',
-  'UPSTREAM_TIMEOUT',
-  'UPSTREAM_UNAVAILABLE',
-  'UPSTREAM_ERROR',
-  'INTERNAL_SERVER_ERROR',
-]);
+const CONTRACT_CODE_SET: ReadonlySet<string> = new Set(CONTRACT_CODES);
 
 /** Headers a browser may send cross-origin: auth, JSON, tracing and the CSRF-prevention header. */
 const ALLOWED_HEADERS =
@@ -72,7 +65,7 @@ export class CorsPolicy {
 /** Answers are personal unless a plugin (the public response cache) says otherwise for a GET. */
 export const DEFAULT_CACHE_CONTROL = 'no-store';
 
-const isContractCode = (code: unknown) => typeof code === 'string' && CONTRACT_CODES.has(code);
+const isContractCode = (code: unknown) => typeof code === 'string' && CONTRACT_CODE_SET.has(code);
 
 /**
  * Errors of the document or its variables have no path, and no cause but graphql-js's own (a

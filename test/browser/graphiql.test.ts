@@ -1,10 +1,11 @@
-import { existsSync, mkdirSync } from 'node:fs';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { mkdirSync } from 'node:fs';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { type Devnet, startDevnet } from '../../src/devnet/index.js';
 import { createGateway, type Gateway } from '../../src/gateway.js';
 import { listen } from '../gateway/helpers.js';
+import { hasChromium, launchChromium } from './chromium.js';
 
 /**
  * GraphiQL as a person uses it, in Debian's Chromium driven by playwright-core (no browser
@@ -13,7 +14,6 @@ import { listen } from '../gateway/helpers.js';
  * `.ci/run` installs Chromium; the screenshots land in test-artifacts/ (ignored by git).
  */
 
-const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = new URL('../../test-artifacts/', import.meta.url).pathname;
 
 let devnet: Devnet;
@@ -25,18 +25,7 @@ beforeAll(async () => {
   devnet = await startDevnet({ seed: 'browser' });
   gateway = createGateway({ ...loadConfig({}), upstreamUrls: devnet.urls, exampleToken: devnet.token });
   http = await listen(gateway);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
   mkdirSync(ARTIFACTS, { recursive: true });
 }, 60_000);
 
@@ -68,7 +57,7 @@ async function run(page: Page): Promise<string> {
   return (await page.locator('.graphiql-response').innerText()).replace(/\s+/g, '');
 }
 
-describe.runIf(existsSync(CHROMIUM))('GraphiQL in Chromium', () => {
+describe.runIf(hasChromium)('GraphiQL in Chromium', () => {
   it('loads offline and runs its default query against the devnet', { timeout: 60_000 }, async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     const external: string[] = [];

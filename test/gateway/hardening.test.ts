@@ -105,7 +105,10 @@ describe('HTTP rules', () => {
     const batching = gatewayWith(testSettings({ limits: { ...loadConfig({}).limits, batch: 2 } }));
     const res = await post(batching, batch, json);
     expect(res.status).toBe(200);
-    expect(await readAnswer(res)).toEqual([{ data: { __typename: 'Query' } }, { data: { __typename: 'Query' } }]);
+    expect(await readAnswer(res)).toEqual([
+      { data: { __typename: 'Query' } },
+      { data: { __typename: 'Query' } },
+    ]);
   });
 
   it('refuses a simple form POST (CSRF) and multipart uploads', async () => {

@@ -5,6 +5,7 @@ import { print } from 'graphql';
 import { afterAll, beforeAll, beforeEach, expect, inject } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { type Devnet, type DevnetOptions, startDevnet } from '../../src/devnet/index.js';
+import { CONTRACT_CODES } from '../../src/errors.js';
 import { createGateway, type Gateway, type GatewayOptions } from '../../src/gateway.js';
 
 export interface GraphQLResponse<T = any> {
@@ -19,19 +20,9 @@ export interface RequestOptions {
   headers?: Record<string, string>;
 }
 
-/** contract.md §4: the only error codes a client may ever see. */
-const CONTRACT_CODES = [
-  'BAD_USER_INPUT',
-  'UNAUTHENTICATED',
-  'UPSTREAM_TIMEOUT',
-  'UPSTREAM_UNAVAILABLE',
-  'UPSTREAM_ERROR',
-  'INTERNAL_SERVER_ERROR',
-];
-
 /**
  * A GraphQL answer's JSON text, parsed and checked: every error of it (or of each answer of a
- * batch) carries a code of contract.md. Every GraphQL answer the suite reads goes through here
+ * batch) carries a code of contract.md §4. Every GraphQL answer the suite reads goes through here
  * (or `readAnswer`).
  */
 export function parseAnswer(text: string): any {
@@ -70,9 +61,13 @@ export async function graphql<T = any>(
   return { status: res.status, ...(await readAnswer(res)) };
 }
 
-/** Gateway settings for tests: development defaults, no shared caches unless asked. */
+/**
+ * Gateway settings for tests: development defaults, and no caches shared between requests unless
+ * asked, or unless the test project runs with the production cache defaults (vitest.config.ts).
+ */
 export function testSettings(overrides: Partial<GatewayOptions> = {}): Omit<GatewayOptions, 'upstreamUrls'> {
-  return { ...loadConfig({}), validatorCacheTtlMs: 0, responseCacheTtlMs: 0, ...overrides };
+  const caches = inject('productionCaches') ? {} : { validatorCacheTtlMs: 0, responseCacheTtlMs: 0 };
+  return { ...loadConfig({}), ...caches, ...overrides };
 }
 
 /** Which dialect and variant the devnet speaks in this test project (see vitest.config.ts). */
@@ -81,6 +76,8 @@ export type DevnetVariant = Pick<DevnetOptions, 'dialect' | 'stakeEnvelope' | 'e
 declare module 'vitest' {
   export interface ProvidedContext {
     devnet: DevnetVariant;
+    /** Whether gateways run with the production cache defaults (response and validator caches on). */
+    productionCaches: boolean;
   }
 }
 
@@ -99,12 +96,13 @@ export function useGatewayOnDevnet(
   let devnet: Devnet | undefined;
   let gateway: Gateway | undefined;
   let http: Awaited<ReturnType<typeof listen>> | undefined;
+  const fresh: Gateway[] = [];
   beforeAll(async () => {
     devnet = await startDevnet(devnetOptions({ record: true, ...options.devnet }));
     gateway = createGateway({ ...testSettings(options.gateway), upstreamUrls: devnet.urls });
   });
   afterAll(async () => {
-    await gateway?.close();
+    await Promise.all([gateway, ...fresh].map((g) => g?.close()));
     await devnet?.close();
   });
   beforeEach(() => devnet?.resetRecords());
@@ -119,6 +117,12 @@ export function useGatewayOnDevnet(
     },
     gql<T = any>(query: string | TypedDocumentNode<T, any>, opts?: RequestOptions) {
       return graphql<T>(env.gateway, query, opts);
+    },
+    /** A new gateway over the same devnet with the same settings: its caches start cold. */
+    coldGateway(): Gateway {
+      const cold = createGateway({ ...testSettings(options.gateway), upstreamUrls: env.devnet.urls });
+      fresh.push(cold);
+      return cold;
     },
     /** The gateway's /graphql URL on a real socket, served for the test file (see `listen`). */
     get url(): string {

@@ -60,7 +60,7 @@ describe('validators', () => {
 
   it('reads the list once per request, all pages of 100 concurrently, whatever needs it', async () => {
     const operator = env.devnet.data.validators[3]?.operator_address;
-    const res = await env.gql(`{
+    const res = await graphql(env.coldGateway(), `{
       validators(pageSize: 1) { nodes { moniker } }
       validator(operatorAddress: "${operator}") { moniker }
       validatorStatistics { totalValidators }
@@ -110,7 +110,7 @@ describe('delegations', () => {
 
   it('joins each delegation to its validator with exactly one delegations call and one validator list read', async () => {
     const { address, list } = richDelegator();
-    const res = await env.gql(DelegatorPortfolioDocument, {
+    const res = await graphql(env.coldGateway(), DelegatorPortfolioDocument, {
       variables: { delegator: address, pageSize: 20 },
     });
     expect(res.errors).toBeUndefined();

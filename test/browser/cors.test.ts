@@ -1,0 +1,114 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { type Devnet, startDevnet } from '../../src/devnet/index.js';
+import { createGateway, type Gateway } from '../../src/gateway.js';
+import { listen } from '../gateway/helpers.js';
+import { hasChromium, launchChromium } from './chromium.js';
+
+/**
+ * Cross-origin frontends, as a browser enforces CORS: a page served from an origin of
+ * CORS_ORIGINS posts a query with an Authorization header (so the browser sends a preflight
+ * first) and reads its data and request id; a page from any other origin cannot read the answer,
+ * and its POST never leaves the browser.
+ */
+
+let devnet: Devnet;
+let gateway: Gateway;
+let http: Awaited<ReturnType<typeof listen>>;
+let browser: Browser;
+const sites: Server[] = [];
+
+/** A site on its own origin (another port of 127.0.0.1), serving one empty page. */
+async function site(): Promise<string> {
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>frontend</title>');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  sites.push(server);
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+let allowed: string;
+let other: string;
+
+beforeAll(async () => {
+  devnet = await startDevnet({ seed: 'cors', record: true });
+  allowed = await site();
+  other = await site();
+  const { scan, explorer, stake } = devnet.urls;
+  const config = loadConfig({
+    SCAN_URL: scan,
+    EXPLORER_URL: explorer,
+    STAKE_URL: stake,
+    CORS_ORIGINS: `https://explorer.example,${allowed}`,
+  });
+  gateway = createGateway({ ...config, upstreamUrls: devnet.urls });
+  http = await listen(gateway);
+  if (hasChromium) browser = await launchChromium();
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await http?.close();
+  await gateway?.close();
+  await devnet?.close();
+  for (const server of sites) server.close();
+});
+
+interface Outcome {
+  data?: unknown;
+  requestId?: string | null;
+  failure?: string;
+}
+
+/** From a page of `origin`, what a frontend's fetch of the gateway gets. */
+async function callFrom(origin: string): Promise<Outcome> {
+  const page: Page = await browser.newPage();
+  try {
+    await page.goto(origin);
+    return await page.evaluate(
+      async ({ url, token }) => {
+        try {
+          const res = await fetch(url, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+            body: JSON.stringify({ query: '{ failedTransactions(pageSize: 2) { nodes { hash } } }' }),
+          });
+          return { data: (await res.json()).data, requestId: res.headers.get('x-request-id') };
+        } catch (error) {
+          return { failure: String(error) };
+        }
+      },
+      { url: http.url, token: devnet.token },
+    );
+  } finally {
+    await page.close();
+  }
+}
+
+describe.runIf(hasChromium)('CORS in Chromium', () => {
+  it('lets a page of an allowed origin send its token and read the answer', { timeout: 60_000 }, async () => {
+    devnet.resetRecords();
+    const outcome = await callFrom(allowed);
+    expect(outcome.failure).toBeUndefined();
+    expect(outcome.data).toEqual({
+      failedTransactions: { nodes: [{ hash: expect.any(String) }, { hash: expect.any(String) }] },
+    });
+    expect(outcome.requestId).toMatch(/^[0-9a-f-]{36}$/);
+    const explorerCalls = devnet.requests.filter((r) => r.service === 'explorer');
+    expect(explorerCalls).toHaveLength(1);
+    expect(explorerCalls[0]?.headers.authorization).toBe(`Bearer ${devnet.token}`);
+  });
+
+  it('keeps the answer from a page of any other origin', { timeout: 60_000 }, async () => {
+    devnet.resetRecords();
+    const outcome = await callFrom(other);
+    expect(outcome.data).toBeUndefined();
+    expect(outcome.failure).toMatch(/TypeError: Failed to fetch/);
+    // The preflight was refused, so the browser never sent the POST: no upstream saw a call.
+    expect(devnet.requests).toHaveLength(0);
+  });
+});
