@@ -38,9 +38,13 @@ export class CorsPolicy {
     return this.origins.has(origin) || (this.config.localhost && LOCALHOST_ORIGIN.test(origin));
   }
 
-  /** Headers of every answer: the same for a success, an error, a 413 or a health check. */
+  /**
+   * Headers of every answer: the same for a success, an error, a 413 or a health check. An answer
+   * varies with the caller's Origin (the CORS headers) and Accept (its media type), which a CDN
+   * keeping public GET answers must know.
+   */
   headers(origin: string | null | undefined, requestId: string | undefined): Record<string, string> {
-    const headers: Record<string, string> = { vary: 'origin' };
+    const headers: Record<string, string> = { vary: 'origin, accept' };
     if (this.allows(origin)) {
       headers['access-control-allow-origin'] = origin;
       headers['access-control-expose-headers'] = 'x-request-id, etag';
@@ -49,12 +53,13 @@ export class CorsPolicy {
     return headers;
   }
 
-  /** The answer to a CORS preflight (`OPTIONS` with `access-control-request-method`). */
+  /**
+   * What a CORS preflight (`OPTIONS` with `access-control-request-method`) adds to the headers of
+   * every answer: nothing for an origin that may not call.
+   */
   preflight(origin: string | null | undefined): Record<string, string> {
-    if (!this.allows(origin)) return { vary: 'origin' };
+    if (!this.allows(origin)) return {};
     return {
-      vary: 'origin',
-      'access-control-allow-origin': origin,
       'access-control-allow-methods': 'GET, POST, OPTIONS',
       'access-control-allow-headers': ALLOWED_HEADERS,
       'access-control-max-age': '600',

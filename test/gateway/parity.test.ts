@@ -294,8 +294,17 @@ describe('the same answer on both transports', () => {
       const answer = await alike(call);
       expect(answer.headers['access-control-allow-origin']).toBe(allowed);
       expect(answer.headers['access-control-allow-credentials']).toBeUndefined();
-      expect(answer.headers.vary).toMatch(/origin/i);
-      if (call.method !== 'OPTIONS') expect(answer.headers['x-request-id'], call.path).toBe('parity-test');
+      expect(answer.headers.vary).toBe('origin, accept');
+      if (call.method === 'OPTIONS') {
+        expect(answer.status).toBe(204);
+        expect(
+          String(answer.headers['access-control-allow-headers'] ?? '')
+            .split(', ')
+            .includes('authorization'),
+        ).toBe(allowed !== undefined);
+        expect(answer.headers['access-control-allow-methods']).toBe(allowed && 'GET, POST, OPTIONS');
+      }
+      expect(answer.headers['x-request-id'], call.path).toBe('parity-test');
     }
   });
 
