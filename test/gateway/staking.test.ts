@@ -60,12 +60,15 @@ describe('validators', () => {
 
   it('reads the list once per request, all pages of 100 concurrently, whatever needs it', async () => {
     const operator = env.devnet.data.validators[3]?.operator_address;
-    const res = await graphql(env.coldGateway(), `{
+    const res = await graphql(
+      env.coldGateway(),
+      `{
       validators(pageSize: 1) { nodes { moniker } }
       validator(operatorAddress: "${operator}") { moniker }
       validatorStatistics { totalValidators }
       block(height: 10) { proposerValidator { moniker } }
-    }`);
+    }`,
+    );
     expect(res.errors).toBeUndefined();
     const validatorCalls = env.devnet.requests.filter((r) => r.path === '/stake/validators');
     const pages = Math.ceil(env.devnet.data.validators.length / 100);
