@@ -1,38 +1,66 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
+import { EventEmitter, once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Devnet, startDevnet } from '../src/devnet/index.js';
 import { readAnswer } from './gateway/helpers.js';
+import { type FaultUpstream, startFaultUpstream } from './support/fault-upstream.js';
 
-/** The real process: `src/server.ts` under tsx, against a devnet whose answers take 400 ms. */
+/**
+ * The real process: `src/server.ts` under tsx, against a devnet whose search service sits behind a
+ * fault upstream, which can hold a request until the test lets it go.
+ */
 
 let devnet: Devnet;
+let scan: FaultUpstream;
 beforeAll(async () => {
-  devnet = await startDevnet({ seed: 'server', latencyMs: 400 });
+  devnet = await startDevnet({ seed: 'server' });
+  scan = await startFaultUpstream(devnet.urls.scan);
 });
 afterAll(async () => {
+  await scan.close();
   await devnet.close();
 });
 
-async function startServer(
-  env: Record<string, string>,
-): Promise<{ child: ChildProcess; url: string; output: () => string }> {
+async function startServer(env: Record<string, string>): Promise<{
+  child: ChildProcess;
+  url: string;
+  /** Resolves when the process has printed `pattern` (at any time since it started). */
+  printed(pattern: RegExp): Promise<RegExpExecArray>;
+}> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
     env: { ...process.env, PORT: '0', NODE_ENV: 'test', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
+  const events = new EventEmitter();
+  const append = (chunk: Buffer) => {
     output += chunk.toString();
-  });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  while (!/listening on (\S+)/.test(output)) {
-    if (child.exitCode !== null) throw new Error(`server exited: ${output}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return { child, url: /listening on (\S+)/.exec(output)?.[1] as string, output: () => output };
+    events.emit('printed');
+  };
+  child.stdout?.on('data', append);
+  child.stderr?.on('data', append);
+  const printed = (pattern: RegExp) =>
+    new Promise<RegExpExecArray>((resolve, reject) => {
+      const check = () => {
+        const match = pattern.exec(output);
+        if (!match) return;
+        stop();
+        resolve(match);
+      };
+      const exited = () => {
+        stop();
+        reject(new Error(`server exited before printing ${pattern}: ${output}`));
+      };
+      const stop = () => {
+        events.off('printed', check);
+        child.off('exit', exited);
+      };
+      events.on('printed', check);
+      child.once('exit', exited);
+      check();
+    });
+  const [, url] = await printed(/listening on (\S+)/);
+  return { child, url: url as string, printed };
 }
 
 const query = (url: string) =>
@@ -44,26 +72,37 @@ const query = (url: string) =>
 
 describe('server process', () => {
   it('on SIGTERM finishes in-flight requests, refuses new ones and exits 0', async () => {
-    const { child, url } = await startServer({
-      SCAN_URL: devnet.urls.scan,
+    const { child, url, printed } = await startServer({
+      SCAN_URL: scan.url,
       EXPLORER_URL: devnet.urls.explorer,
       STAKE_URL: devnet.urls.stake,
     });
-    const inFlight = query(url);
-    await new Promise((resolve) => setTimeout(resolve, 150));
-    const exited = once(child, 'exit');
-    child.kill('SIGTERM');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    const refused = await query(url).then(
-      (res) => `answered ${res.status}`,
-      (e: Error & { cause?: { code?: string } }) => e.cause?.code,
-    );
-    expect(refused).toBe('ECONNREFUSED');
-    const res = await inFlight;
-    expect(res.status).toBe(200);
-    expect(await readAnswer(res)).toEqual({ data: { searchSuggestions: { query: '12' } } });
-    const [code] = await exited;
-    expect(code).toBe(0);
+    scan.set('/api/v1/dex/search', 'held');
+    try {
+      // In flight: its search call has reached the upstream, which holds it.
+      const arrived = scan.nextRequest();
+      const inFlight = query(url);
+      expect((await arrived).url).toMatch(/^\/api\/v1\/dex\/search\?/);
+      const exited = once(child, 'exit');
+      child.kill('SIGTERM');
+      // Printed once the listening socket is closed.
+      await printed(/SIGTERM: finishing in-flight requests, refusing new ones/);
+      const refused = await query(url).then(
+        (res) => `answered ${res.status}`,
+        (e: Error & { cause?: { code?: string } }) => e.cause?.code,
+      );
+      expect(refused).toBe('ECONNREFUSED');
+      scan.release();
+      const res = await inFlight;
+      expect(res.status).toBe(200);
+      expect(await readAnswer(res)).toEqual({ data: { searchSuggestions: { query: '12' } } });
+      const [code] = await exited;
+      expect(code).toBe(0);
+    } finally {
+      scan.set('/api/v1/dex/search', 'proxy');
+      scan.release();
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
   });
 
   it('refuses to start with some upstreams set, naming the missing ones', async () => {

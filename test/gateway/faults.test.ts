@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type Devnet, startDevnet } from '../../src/devnet/index.js';
 import { createGateway, type Gateway, type GatewayOptions } from '../../src/gateway.js';
 import {
@@ -117,25 +117,31 @@ describe('circuit breaker', () => {
   it('opens after repeated failures, fails fast without calling, half-opens and recovers', async () => {
     const gateway = gatewayWith({ circuitFailureThreshold: 3, circuitHalfOpenMs: 300 });
     const query = '{ validatorStatistics { totalValidators } }';
-    stake.set('/stake/validators', 'stacktrace500');
+    // The breaker reads Date.now(): a fake clock moves it exactly to the half-open moment.
+    vi.useFakeTimers({ toFake: ['Date'] });
     try {
-      for (let i = 0; i < 3; i++) {
-        expect((await graphql(gateway, query)).errors?.[0]?.extensions.code).toBe('UPSTREAM_ERROR');
+      stake.set('/stake/validators', 'stacktrace500');
+      try {
+        for (let i = 0; i < 3; i++) {
+          expect((await graphql(gateway, query)).errors?.[0]?.extensions.code).toBe('UPSTREAM_ERROR');
+        }
+        const before = stake.requests.length;
+        const open = await timed('stake circuit open', () => graphql(gateway, query));
+        expect(open.errors?.[0]?.extensions).toEqual({ code: 'UPSTREAM_UNAVAILABLE', upstream: 'stake' });
+        expect(stake.requests.length).toBe(before);
+        expect(gateway.upstreams.circuits().stake).toBe('open');
+        expect((await gateway.yoga.fetch('http://gateway.test/readyz')).status).toBe(503);
+      } finally {
+        stake.set('/stake/validators', 'proxy');
       }
-      const before = stake.requests.length;
-      const open = await timed('stake circuit open', () => graphql(gateway, query));
-      expect(open.errors?.[0]?.extensions).toEqual({ code: 'UPSTREAM_UNAVAILABLE', upstream: 'stake' });
-      expect(stake.requests.length).toBe(before);
-      expect(gateway.upstreams.circuits().stake).toBe('open');
-      expect((await gateway.yoga.fetch('http://gateway.test/readyz')).status).toBe(503);
+      vi.advanceTimersByTime(300);
+      const recovered = await graphql(gateway, query);
+      expect(recovered.errors).toBeUndefined();
+      expect(recovered.data.validatorStatistics.totalValidators).toBe('160');
+      expect(gateway.upstreams.circuits().stake).toBe('closed');
     } finally {
-      stake.set('/stake/validators', 'proxy');
+      vi.useRealTimers();
     }
-    await new Promise((resolve) => setTimeout(resolve, 350));
-    const recovered = await graphql(gateway, query);
-    expect(recovered.errors).toBeUndefined();
-    expect(recovered.data.validatorStatistics.totalValidators).toBe('160');
-    expect(gateway.upstreams.circuits().stake).toBe('closed');
   });
 });
 
@@ -167,7 +173,8 @@ describe('isolation', () => {
       const search = await timed('search beside hung explorer', () =>
         graphql(gateway, '{ searchSuggestions(query: "99") { counts { blocks } } }'),
       );
-      expect(search.data.searchSuggestions.counts.blocks).toBeGreaterThan(0);
+      const direct = await (await fetch(`${devnet.urls.scan}/api/v1/dex/search?q=99`)).json();
+      expect(search.data.searchSuggestions.counts.blocks).toBe(direct.counts.blocks);
       expect(explorerSettled).toBe(0);
       for (const res of await Promise.all(stuck))
         expect(res.errors?.[0]?.extensions.code).toBe('UPSTREAM_TIMEOUT');
@@ -266,8 +273,10 @@ describe('a client that disconnects', () => {
     const gateway = gatewayWith({ upstreamTimeoutMs: 30_000 });
     const http = await listen(gateway);
     scan.set('/api/v1/search', 'hang');
+    const search = vi.spyOn(gateway.upstreams.scan, 'search');
     try {
       const before = scan.requests.length;
+      const arrived = scan.nextRequest();
       const client = new AbortController();
       const pending = fetch(http.url, {
         method: 'POST',
@@ -275,14 +284,17 @@ describe('a client that disconnects', () => {
         body: JSON.stringify({ query: '{ search(query: "123") { query } }' }),
         signal: client.signal,
       }).catch((e: Error) => e.name);
-      while (scan.requests.length === before) await new Promise((resolve) => setTimeout(resolve, 10));
-      const upstreamCall = scan.requests[before];
+      const upstreamCall = await arrived;
+      expect(upstreamCall.url).toMatch(/^\/api\/v1\/search\?/);
       client.abort();
       expect(await pending).toBe('AbortError');
-      await upstreamCall?.closed;
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await upstreamCall.closed;
+      // The gateway's call, retries included, has ended with the client's disconnect: nothing follows it.
+      expect(search).toHaveBeenCalledTimes(1);
+      await expect(search.mock.results[0]?.value).rejects.toThrow('client disconnected');
       expect(scan.requests.length).toBe(before + 1);
     } finally {
+      search.mockRestore();
       scan.set('/api/v1/search', 'proxy');
       await http.close();
     }

@@ -122,8 +122,8 @@ describe('HTTP rules', () => {
       `--${boundary}\r\nContent-Disposition: form-data; name="operations"\r\n\r\n{"query":"{ __typename }"}\r\n--${boundary}--\r\n`,
       { 'content-type': `multipart/form-data; boundary=${boundary}`, 'x-graphql-csrf': '1' },
     );
-    expect(multipart.status).toBeGreaterThanOrEqual(400);
-    expect(multipart.status).toBeLessThan(500);
+    // Uploads are off: multipart is a media type the gateway does not take.
+    expect(multipart.status).toBe(415);
   });
 });
 

@@ -1,10 +1,12 @@
+import { EventEmitter, once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
 /**
  * A purpose-built upstream on 127.0.0.1 that misbehaves on cue, per path prefix, and otherwise
- * proxies to a real upstream (the devnet). It records every request and can tell when the
- * connection of one was closed.
+ * proxies to a real upstream (the devnet). It records every request, says when the next one
+ * arrives and when the connection of one was closed, so that tests wait on those events rather
+ * than on time.
  */
 
 export type FaultMode =
@@ -21,7 +23,9 @@ export type FaultMode =
   /** Proxied with every page parameter dropped: the upstream answers page 1 whatever is asked. */
   | 'ignorePaging'
   /** Proxied (the upstream applies it), then answered 200 with a body that is not JSON. */
-  | 'appliedUnreadable';
+  | 'appliedUnreadable'
+  /** Held, unanswered, until `release()`; then proxied. */
+  | 'held';
 
 export const LEAKY_TEXT =
   'ERROR: SELECT * FROM wallets WHERE key = $1 at Object.query (/srv/db/pool.js:88:13)';
@@ -39,6 +43,10 @@ export interface FaultUpstream {
   requests: FaultRequest[];
   /** Makes every path starting with `prefix` misbehave as `mode` ('proxy' restores it). */
   set(prefix: string, mode: FaultMode): void;
+  /** Resolves with the next request to arrive (call it before causing that request). */
+  nextRequest(): Promise<FaultRequest>;
+  /** Lets every request held so far (mode 'held') go on to the real upstream. */
+  release(): void;
   close(): Promise<void>;
 }
 
@@ -52,6 +60,9 @@ export async function startFaultUpstream(target: string): Promise<FaultUpstream>
   const requests: FaultRequest[] = [];
   const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
+  const events = new EventEmitter();
+  let releaseHeld = () => {};
+  let held = new Promise<void>((resolve) => (releaseHeld = resolve));
 
   const modeOf = (url: string): FaultMode => {
     for (const [prefix, mode] of modes) if (url.startsWith(prefix)) return mode;
@@ -145,6 +156,13 @@ export async function startFaultUpstream(target: string): Promise<FaultUpstream>
         res.end(Buffer.from(await upstream.arrayBuffer()));
         return;
       }
+      case 'held': {
+        await held;
+        const upstream = await forward(url, req, body);
+        res.writeHead(upstream.status, { 'content-type': 'application/json' });
+        res.end(Buffer.from(await upstream.arrayBuffer()));
+        return;
+      }
       case 'appliedUnreadable': {
         const upstream = await forward(url, req, body);
         await upstream.arrayBuffer();
@@ -170,12 +188,14 @@ export async function startFaultUpstream(target: string): Promise<FaultUpstream>
     });
 
   const server = createServer((req, res) => {
-    requests.push({
+    const request: FaultRequest = {
       method: req.method ?? '',
       url: req.url ?? '',
       headers: req.headers,
       closed: new Promise((resolve) => req.socket.once('close', () => resolve())),
-    });
+    };
+    requests.push(request);
+    events.emit('request', request);
     handle(req, res).catch(() => res.destroy());
   });
   server.on('connection', (socket) => {
@@ -190,6 +210,14 @@ export async function startFaultUpstream(target: string): Promise<FaultUpstream>
     set: (prefix, mode) => {
       modes.delete(prefix);
       if (mode !== 'proxy') modes.set(prefix, mode);
+    },
+    nextRequest: async () => {
+      const [request] = await once(events, 'request');
+      return request as FaultRequest;
+    },
+    release: () => {
+      releaseHeld();
+      held = new Promise<void>((resolve) => (releaseHeld = resolve));
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -1,6 +1,7 @@
+import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { UpstreamError } from '../../src/errors.js';
 import { buildPath, UpstreamHttp, type UpstreamHttpOptions } from '../../src/upstream/http.js';
 
@@ -120,35 +121,48 @@ describe('UpstreamHttp', () => {
   });
 
   it('stops the upstream call when the caller aborts', async () => {
-    let closed = false;
-    const { http } = await upstream((req) => req.socket.on('close', () => (closed = true)));
+    // A budget far beyond the test's: only the caller's abort can close the connection.
+    let arrived = (_request: { closed: Promise<unknown> }) => {};
+    const received = new Promise<{ closed: Promise<unknown> }>((resolve) => (arrived = resolve));
+    const { http } = await upstream((req) => arrived({ closed: once(req.socket, 'close') }), {
+      timeoutMs: 60_000,
+    });
     const caller = new AbortController();
     const call = http.get('/x', { signal: caller.signal });
-    setTimeout(() => caller.abort(new Error('client went away')), 50);
+    const { closed } = await received;
+    caller.abort(new Error('client went away'));
     await expect(call).rejects.toThrow('client went away');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(closed).toBe(true);
+    await closed;
   });
 
   it('opens the circuit after consecutive failures, fails fast while open, and recovers through a trial call', async () => {
-    let healthy = false;
-    const { http, requests } = await upstream(
-      (_req, res) => json(res, healthy ? 200 : 500, { ok: healthy }),
-      {
-        resilience: { failureThreshold: 3, halfOpenAfterMs: 150 },
-      },
-    );
-    for (let i = 0; i < 3; i++)
-      expect((await failure(http.get('/x'))).extensions.code).toBe('UPSTREAM_ERROR');
-    expect(http.circuit).toBe('open');
-    const fast = await failure(http.get('/x'));
-    expect(fast.extensions).toEqual({ code: 'UPSTREAM_UNAVAILABLE', upstream: 'stake' });
-    expect(requests).toHaveLength(3);
-    healthy = true;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    await expect(http.get('/x')).resolves.toEqual({ status: 200, body: { ok: true } });
-    expect(http.circuit).toBe('closed');
-    expect(requests).toHaveLength(4);
+    // The breaker reads Date.now(): a fake clock moves it exactly to the half-open moment.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      let healthy = false;
+      const { http, requests } = await upstream(
+        (_req, res) => json(res, healthy ? 200 : 500, { ok: healthy }),
+        {
+          resilience: { failureThreshold: 3, halfOpenAfterMs: 150 },
+        },
+      );
+      for (let i = 0; i < 3; i++)
+        expect((await failure(http.get('/x'))).extensions.code).toBe('UPSTREAM_ERROR');
+      expect(http.circuit).toBe('open');
+      const fast = await failure(http.get('/x'));
+      expect(fast.extensions).toEqual({ code: 'UPSTREAM_UNAVAILABLE', upstream: 'stake' });
+      expect(requests).toHaveLength(3);
+      healthy = true;
+      vi.advanceTimersByTime(149);
+      expect((await failure(http.get('/x'))).extensions.code).toBe('UPSTREAM_UNAVAILABLE');
+      expect(requests).toHaveLength(3);
+      vi.advanceTimersByTime(1);
+      await expect(http.get('/x')).resolves.toEqual({ status: 200, body: { ok: true } });
+      expect(http.circuit).toBe('closed');
+      expect(requests).toHaveLength(4);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('does not count 4xx answers or caller aborts against the circuit', async () => {
@@ -167,6 +181,10 @@ describe('UpstreamHttp', () => {
     const codes = await Promise.all(calls);
     expect(codes.filter((c) => c === 'UPSTREAM_UNAVAILABLE')).toHaveLength(3);
     expect(codes.filter((c) => c === 'UPSTREAM_TIMEOUT')).toHaveLength(18);
-    expect(requests.length).toBeLessThanOrEqual(2);
+    // Only the two calls that had a connection reached the upstream; the queued ones timed out waiting.
+    expect(requests).toEqual([
+      { method: 'GET', url: '/x' },
+      { method: 'GET', url: '/x' },
+    ]);
   });
 });
