@@ -12,6 +12,7 @@ const DOMAIN_TESTS = [
   'test/gateway/buyback.test.ts',
   'test/gateway/partial.test.ts',
   'test/gateway/operations.test.ts',
+  'test/gateway/paging.test.ts',
 ];
 
 const variant = (

@@ -9,6 +9,8 @@ export interface Context {
   loaders: Loaders;
   /** The highest query cost this request may have. */
   maxComplexity: number;
+  /** Counts an upstream enum value the graph answered as UNSPECIFIED (see /metrics). */
+  unknownEnumValue(enumName: string): void;
 }
 
 /** The token of an `Authorization: Bearer <token>` header; null for no header or another scheme. */

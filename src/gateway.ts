@@ -8,6 +8,7 @@ import { type Logger, pino } from 'pino';
 import type { Config } from './config.js';
 import { bearerToken, type Context } from './context.js';
 import type { UpstreamName } from './errors.js';
+import { graphiqlPageOptions } from './graphiql.js';
 import { CorsPolicy, useAnswers } from './http/answer.js';
 import { createRequestListener } from './http/fast-path.js';
 import { limitPlugins } from './limits.js';
@@ -43,6 +44,8 @@ export interface GatewayOptions extends GatewaySettings {
   persistedOperations?: Readonly<Record<string, string>> | null;
   /** Shown in GraphiQL's headers example (the devnet's token in devnet mode). */
   exampleToken?: string;
+  /** Variables of GraphiQL's tabs, by operation name (the devnet's in devnet mode; else `{}`). */
+  exampleVariables?: Readonly<Record<string, unknown>>;
 }
 
 export interface Gateway {
@@ -154,6 +157,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   );
 
   const cors = new CorsPolicy(options.cors);
+  const unknownEnumValue = (enumName: string) => metrics.observeUnknownEnum(enumName);
 
   const yoga = createYoga<Record<string, unknown>, Context>({
     schema,
@@ -168,16 +172,14 @@ export function createGateway(options: GatewayOptions): Gateway {
     renderGraphiQL: async (graphiqlOptions) =>
       (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(graphiqlOptions),
     batching: options.limits.batch > 0 ? { limit: options.limits.batch } : false,
+    // A welcome tab, then one tab per operation of test/operations/ (read on the first page).
     graphiql: options.graphiql
-      ? {
+      ? graphiqlPageOptions({
           title: 'Chain gateway',
-          defaultQuery: EXAMPLE_QUERY,
-          headers: JSON.stringify(
-            { Authorization: `Bearer ${options.exampleToken ?? '<your token>'}` },
-            null,
-            2,
-          ),
-        }
+          welcomeQuery: EXAMPLE_QUERY,
+          token: options.exampleToken,
+          variables: options.exampleVariables,
+        })
       : false,
     maskedErrors: { maskError: maskGatewayError },
     logging: yogaLogger(telemetry.logger),
@@ -190,6 +192,7 @@ export function createGateway(options: GatewayOptions): Gateway {
         scope: { signal: request.signal, trace: traceOf(request) },
       }),
       maxComplexity: options.limits.complexity,
+      unknownEnumValue,
     }),
     plugins: [
       // First: every request gets its trace (and so its x-request-id), health checks included.

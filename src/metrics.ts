@@ -57,6 +57,12 @@ export class GatewayMetrics {
     labelNames: ['cache', 'result'] as const,
     registers: [this.registry],
   });
+  private readonly unknownEnums = new Counter({
+    name: 'upstream_enum_unknown_values_total',
+    help: 'Upstream enum values outside the graph’s enum, answered as UNSPECIFIED, by GraphQL enum.',
+    labelNames: ['enum'] as const,
+    registers: [this.registry],
+  });
   readonly inFlight = new Gauge({
     name: 'http_requests_in_flight',
     help: 'HTTP requests being answered.',
@@ -101,6 +107,10 @@ export class GatewayMetrics {
     this.child(`t\0${upstream}\0${endpoint}`, () => this.upstreamDuration.labels(upstream, endpoint)).observe(
       seconds,
     );
+  }
+
+  observeUnknownEnum(enumName: string): void {
+    this.child(`n\0${enumName}`, () => this.unknownEnums.labels(enumName)).inc();
   }
 
   observeCache(cache: 'validators' | 'responses', hit: boolean): void {

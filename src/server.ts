@@ -3,6 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Logger, pino } from 'pino';
 import { type Config, ConfigError, loadConfig, loadPersistedOperations } from './config.js';
+import { exampleVariables } from './devnet/examples.js';
 import { type Devnet, startDevnet } from './devnet/index.js';
 import { createGateway } from './gateway.js';
 
@@ -47,7 +48,7 @@ async function main(config: Config): Promise<void> {
       ? loadPersistedOperations(config.persistedOperationsFile)
       : null,
     upstreamUrls: config.upstreams ?? (devnet as Devnet).urls,
-    ...(devnet ? { exampleToken: devnet.token } : {}),
+    ...(devnet ? { exampleToken: devnet.token, exampleVariables: exampleVariables(devnet.data) } : {}),
   });
   const server = createServer(gateway.listener);
   await new Promise<void>((resolve, reject) => {
@@ -77,7 +78,6 @@ async function main(config: Config): Promise<void> {
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    console.log(`${signal}: finishing in-flight requests, refusing new ones`);
     // close() stops accepting and resolves once in-flight requests have finished.
     server.close(async () => {
       logger.flush();
@@ -86,6 +86,8 @@ async function main(config: Config): Promise<void> {
       process.exit(0);
     });
     server.closeIdleConnections();
+    // Printed once the listening socket is closed: from this line on, new connections are refused.
+    console.log(`${signal}: finishing in-flight requests, refusing new ones`);
     // Every request ends within the upstream budget; one that does not is cut off.
     setTimeout(() => {
       console.error('requests still running after the drain deadline: closing them');

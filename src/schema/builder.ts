@@ -42,7 +42,27 @@ export const builder = new SchemaBuilder<GatewayTypes>({
   },
 });
 
-builder.queryType({ description: 'Reads of chain, search and staking data.' });
+builder.queryType({
+  description:
+    'Reads of chain, search and staking data. Every root field is nullable on purpose: when its upstream fails it is null, with a coded error in `errors`, and the other fields of the same request still answer (a failing non-null root field would blank the whole response).',
+});
+
+/**
+ * An enum value read from an upstream, or UNSPECIFIED for one outside the graph's enum (a service
+ * may add values before the gateway knows them): never an error, counted in /metrics.
+ */
+export function knownOrUnspecified<V extends string>(
+  ctx: Context,
+  enumName: string,
+  value: V | null,
+): V | 'UNSPECIFIED' {
+  if (value !== null) return value;
+  ctx.unknownEnumValue(enumName);
+  return 'UNSPECIFIED';
+}
+
+/** Said on every root query field: why it is nullable. */
+export const NULL_ON_FAILURE = ' Null, with a coded error, when its upstream fails.';
 builder.mutationType({ description: 'Writes. Each is sent to its upstream exactly once.' });
 
 /** The cost of a paged field: one upstream call, then each of up to pageSize (1..100) nodes. */

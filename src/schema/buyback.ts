@@ -1,24 +1,62 @@
 import { unauthenticated } from '../errors.js';
 import type { BuybackRound } from '../upstream/models.js';
-import { builder, UPSTREAM_COST } from './builder.js';
+import { builder, knownOrUnspecified, UPSTREAM_COST } from './builder.js';
 import { buybackUpdate } from './validate.js';
+
+const BuybackRoundStateRef = builder.enumType('BuybackRoundState', {
+  description: 'Where a buyback round is in its life.',
+  values: {
+    UNSPECIFIED: {
+      value: 'UNSPECIFIED',
+      description: 'No state, or one this gateway does not know yet (counted in /metrics).',
+    },
+    PENDING: { value: 'PENDING', description: 'Scheduled: not open yet, still editable.' },
+    IN_PROGRESS: { value: 'IN_PROGRESS', description: 'Open: slots are being booked.' },
+    DONE: { value: 'DONE', description: 'Closed: collected, bought back and burned (see burnTxHash).' },
+    CANCELLED: { value: 'CANCELLED', description: 'Called off before it completed.' },
+  } as const,
+});
 
 const BuybackRoundRef = builder.objectRef<BuybackRound>('BuybackRound').implement({
   description: 'A buyback round: slots booked for a token buyback, and what it collected and burned.',
   fields: (t) => ({
-    id: t.exposeID('id', { description: 'The staking service’s identifier of the round.' }),
-    roundId: t.exposeString('roundId', { description: 'The round’s public name, for example "round-006".' }),
+    id: t.exposeID('id', {
+      description:
+        'The staking service’s internal identifier of the round (a UUID). To name a round, for example in updateBuybackRound, use roundId.',
+    }),
+    roundId: t.exposeString('roundId', {
+      description:
+        'The round’s public name, for example "round-006": the identifier updateBuybackRound takes.',
+    }),
     startTime: t.expose('startTime', { type: 'DateTime', description: 'When the round opens.' }),
     endTime: t.expose('endTime', { type: 'DateTime', description: 'When the round closes.' }),
-    status: t.exposeInt('status', { description: 'The staking service’s status number, as it sent it.' }),
+    status: t.exposeInt('status', {
+      description:
+        'The state as a number (0 unspecified, 1 pending, 2 in progress, 3 done, 4 cancelled), as the staking service sent it. Kept for compatibility: read `state`.',
+    }),
+    state: t.field({
+      type: BuybackRoundStateRef,
+      cacheScope: 'private',
+      description: 'The round’s state; UNSPECIFIED for a value the gateway does not know.',
+      resolve: (r, _args, ctx) => knownOrUnspecified(ctx, 'BuybackRoundState', r.state),
+    }),
     totalSlots: t.exposeInt('totalSlots', { description: 'Slots offered.' }),
     bookedSlots: t.exposeInt('bookedSlots', { description: 'Slots booked so far.' }),
-    minAmount: t.expose('minAmount', { type: 'Amount', description: 'Smallest amount one slot takes.' }),
-    maxAmount: t.expose('maxAmount', { type: 'Amount', description: 'Largest amount one slot takes.' }),
-    totalCollected: t.expose('totalCollected', { type: 'Amount', description: 'Amount collected so far.' }),
+    minAmount: t.expose('minAmount', {
+      type: 'Amount',
+      description: 'Smallest amount one slot takes, in base units (18 decimals).',
+    }),
+    maxAmount: t.expose('maxAmount', {
+      type: 'Amount',
+      description: 'Largest amount one slot takes, in base units (18 decimals).',
+    }),
+    totalCollected: t.expose('totalCollected', {
+      type: 'Amount',
+      description: 'Amount collected so far, in base units (18 decimals).',
+    }),
     revenuePool: t.expose('revenuePool', {
       type: 'Amount',
-      description: 'Revenue set aside for the buyback.',
+      description: 'Revenue set aside for the buyback, in base units (18 decimals).',
     }),
     burnTxHash: t.exposeString('burnTxHash', {
       description: 'The burn transaction; empty until the round is burned.',

@@ -1,6 +1,7 @@
 import type { Address, Block, Transaction } from '../upstream/models.js';
-import { builder, UPSTREAM_COST } from './builder.js';
+import { builder, NULL_ON_FAILURE, UPSTREAM_COST } from './builder.js';
 import { delegationsField } from './delegations.js';
+import { unixDateTime } from './scalars.js';
 import { blockHeight, transactionHash } from './validate.js';
 import { ValidatorRef } from './validators.js';
 
@@ -9,7 +10,15 @@ export const BlockRef = builder.objectRef<Block>('Block').implement({
   fields: (t) => ({
     height: t.exposeInt('height', { description: 'The block’s height, from 1.' }),
     hash: t.exposeString('hash', { description: 'The block hash: 0x and 64 hexadecimal characters.' }),
-    blockTime: t.exposeInt('blockTime', { description: 'When the block was made, in Unix seconds.' }),
+    blockTime: t.field({
+      type: 'DateTime',
+      description: 'When the block was made.',
+      resolve: (b) => unixDateTime(b.blockTime),
+    }),
+    blockTimeUnix: t.int({
+      description: 'When the block was made, in Unix seconds (the same instant as blockTime).',
+      resolve: (b) => b.blockTime,
+    }),
     transactionCount: t.exposeInt('transactionCount', {
       description: 'Transactions (actions) in the block.',
     }),
@@ -24,7 +33,7 @@ export const BlockRef = builder.objectRef<Block>('Block').implement({
       nullable: true,
       cacheScope: 'public',
       description:
-        'The proposing validator, matched by operator, consensus or wallet address; null when unknown.',
+        'The proposing validator, matched by operator, consensus or wallet address in either encoding; null when the validator list has none such. Null also when the validator list could not be read, with a coded error in `errors`.',
       resolve: (b, _args, ctx) => ctx.loaders.validator(b.proposer),
     }),
   }),
@@ -38,7 +47,15 @@ export const TransactionRef = builder.objectRef<Transaction>('Transaction').impl
     blockActionIndex: t.exposeInt('blockActionIndex', {
       description: 'Position of the transaction in its block, from 0.',
     }),
-    blockTime: t.exposeInt('blockTime', { description: 'When its block was made, in Unix seconds.' }),
+    blockTime: t.field({
+      type: 'DateTime',
+      description: 'When its block was made.',
+      resolve: (tx) => unixDateTime(tx.blockTime),
+    }),
+    blockTimeUnix: t.int({
+      description: 'When its block was made, in Unix seconds (the same instant as blockTime).',
+      resolve: (tx) => tx.blockTime,
+    }),
     initiator: t.exposeString('initiator', { description: 'The address that sent the transaction.' }),
     type: t.exposeString('type', {
       description: 'The kind of action, for example "transfer" or "delegate".',
@@ -48,7 +65,8 @@ export const TransactionRef = builder.objectRef<Transaction>('Transaction').impl
       complexity: UPSTREAM_COST,
       cacheScope: 'public',
       nullable: true,
-      description: 'The block holding the transaction.',
+      description:
+        'The block holding the transaction; null when search cannot find it, or, with a coded error, when search fails.',
       resolve: (tx, _args, ctx) => ctx.loaders.block(tx.blockHeight),
     }),
   }),
@@ -62,13 +80,14 @@ export const AddressRef = builder.objectRef<Address>('Address').implement({
       type: ValidatorRef,
       nullable: true,
       cacheScope: 'public',
-      description: 'The validator this address operates, if any.',
+      description:
+        'The validator this address operates (its wallet address); null for any other address. Null also when the validator list could not be read, with a coded error in `errors`.',
       resolve: (a, _args, ctx) => ctx.loaders.validator(a.address),
     }),
     delegations: delegationsField(
       t,
       (a) => a.address,
-      'The delegations this address holds, one page at a time.',
+      'The delegations this address holds, one page at a time; null, with a coded error, when staking fails.',
     ),
   }),
 });
@@ -79,7 +98,7 @@ builder.queryFields((t) => ({
     complexity: UPSTREAM_COST,
     cacheScope: 'public',
     nullable: true,
-    description: 'One block by height; null when the chain has no such block.',
+    description: `One block by height; null when the chain has no such block.${NULL_ON_FAILURE}`,
     args: { height: t.arg.int({ required: true, description: 'The block height, from 1.' }) },
     resolve: (_root, args, ctx) => ctx.loaders.block(blockHeight(args.height)),
   }),
@@ -88,7 +107,7 @@ builder.queryFields((t) => ({
     complexity: UPSTREAM_COST,
     cacheScope: 'public',
     nullable: true,
-    description: 'One transaction by hash; null when the chain has no such transaction.',
+    description: `One transaction by hash; null when the chain has no such transaction.${NULL_ON_FAILURE}`,
     args: {
       hash: t.arg.string({
         required: true,

@@ -1,7 +1,7 @@
 import type { ArgBuilder } from '@pothos/core';
 import type { Delegation } from '../upstream/models.js';
-import { builder, pagedCost, type Types } from './builder.js';
-import { pageArgFields, pageOf } from './page.js';
+import { builder, NULL_ON_FAILURE, pagedCost, type Types } from './builder.js';
+import { addressCursor, pageArgFields, pageOf } from './page.js';
 import { accountAddress, pageArgs } from './validate.js';
 import { CoinRef, ValidatorRef } from './validators.js';
 
@@ -9,7 +9,7 @@ const DelegationRef = builder.objectRef<Delegation>('Delegation').implement({
   description: 'Tokens a delegator has bonded to one validator.',
   fields: (t) => ({
     validatorAddress: t.exposeString('validatorAddress', {
-      description: 'The operator address of the validator.',
+      description: 'The operator address of the validator, as staking sent it (bech32 in production).',
     }),
     shares: t.expose('shares', { type: 'Decimal', description: 'The delegator’s shares of the validator.' }),
     balance: t.field({
@@ -21,18 +21,27 @@ const DelegationRef = builder.objectRef<Delegation>('Delegation').implement({
       type: ValidatorRef,
       nullable: true,
       cacheScope: 'public',
-      description: 'The validator, from the validator list; null when the list does not know it.',
+      description:
+        'The validator, from the validator list; null when the list does not know it (a validator that left the set). Null also when the validator list could not be read, with a coded error in `errors`.',
       resolve: (d, _args, ctx) => ctx.loaders.validator(d.validatorAddress),
     }),
   }),
 });
 
-const DelegationPageRef = pageOf(DelegationRef, 'Delegation', 'delegations, by validator address');
+/** Delegations page by the validator address of the last one seen. */
+const delegationCursor = addressCursor<Delegation>((d) => d.validatorAddress);
+const DelegationPageRef = pageOf(
+  DelegationRef,
+  'Delegation',
+  'delegations, by validator address',
+  delegationCursor,
+);
 
 const pagingArgs = (arg: ArgBuilder<Types>) => ({
   ...pageArgFields(arg),
   cursor: arg.string({
-    description: 'Continue after this validator address (the last one seen); takes priority over page.',
+    description:
+      'Continue after this delegation: a PageInfo.endCursor (the validator address of the last one seen). Takes priority over page.',
   }),
 });
 
@@ -51,7 +60,7 @@ export function delegationsField<Parent>(
     description,
     args: pagingArgs(t.arg),
     resolve: (parent, args, ctx) =>
-      ctx.loaders.delegations.load({ delegator: delegatorOf(parent), ...pageArgs(args) }),
+      ctx.loaders.delegations.load({ delegator: delegatorOf(parent), ...pageArgs(args, delegationCursor) }),
   });
 }
 
@@ -62,7 +71,7 @@ builder.queryField('delegations', (t) =>
     // Live balances.
     cacheScope: 'private',
     nullable: true,
-    description: 'The delegations of one delegator, one page at a time.',
+    description: `The delegations of one delegator, one page at a time.${NULL_ON_FAILURE}`,
     args: {
       delegatorAddress: t.arg.string({
         required: true,
@@ -73,7 +82,7 @@ builder.queryField('delegations', (t) =>
     resolve: (_root, args, ctx) =>
       ctx.loaders.delegations.load({
         delegator: accountAddress('delegatorAddress', args.delegatorAddress),
-        ...pageArgs(args),
+        ...pageArgs(args, delegationCursor),
       }),
   }),
 );

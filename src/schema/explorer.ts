@@ -2,8 +2,9 @@ import type { ArgBuilder } from '@pothos/core';
 import type { Context } from '../context.js';
 import { unauthenticated } from '../errors.js';
 import type { Contract, FailedTransaction } from '../upstream/models.js';
-import { builder, pagedCost, type Types } from './builder.js';
-import { pageArgFields, pageOf } from './page.js';
+import { builder, NULL_ON_FAILURE, pagedCost, type Types } from './builder.js';
+import { type CursorRule, pageArgFields, pageOf } from './page.js';
+import { textDateTime, unixDateTime } from './scalars.js';
 import { optionalText, pageArgs, text } from './validate.js';
 
 /** Contracts (4.4) and failed transactions (4.5): the explorer's reads, behind a bearer token. */
@@ -37,7 +38,10 @@ const ContractRef = builder.objectRef<Contract>('Contract').implement({
       nullable: true,
       description: 'The contract standard, for example "ERC20".',
     }),
-    decimals: t.exposeInt('decimals', { nullable: true, description: 'Decimals of the token’s base unit.' }),
+    decimals: t.exposeInt('decimals', {
+      nullable: true,
+      description: 'Decimals of the token: totalSupply / 10^decimals is the supply in tokens.',
+    }),
     totalSupply: t.expose('totalSupply', {
       type: 'Amount',
       nullable: true,
@@ -56,13 +60,18 @@ const ContractRef = builder.objectRef<Contract>('Contract').implement({
       nullable: true,
       description: 'The transaction that created it.',
     }),
-    createdAt: t.exposeString('createdAt', {
+    createdAt: t.field({
+      type: 'DateTime',
       nullable: true,
-      description: 'When it was created, as the explorer sent it.',
+      description: 'When it was created; null when the explorer sent no time or one that is not RFC 3339.',
+      resolve: (c) => textDateTime(c.createdAt),
     }),
-    updatedAt: t.exposeString('updatedAt', {
+    updatedAt: t.field({
+      type: 'DateTime',
       nullable: true,
-      description: 'When the explorer last updated its record, as it sent it.',
+      description:
+        'When the explorer last updated its record; null when it sent no time or one that is not RFC 3339.',
+      resolve: (c) => textDateTime(c.updatedAt),
     }),
     tags: t.exposeStringList('tags', {
       nullable: true,
@@ -85,9 +94,16 @@ const FailedTransactionRef = builder.objectRef<FailedTransaction>('FailedTransac
       nullable: true,
       description: 'Position in its block, from 0.',
     }),
-    blockTime: t.exposeInt('blockTime', {
+    blockTime: t.field({
+      type: 'DateTime',
       nullable: true,
-      description: 'When its block was made, in Unix seconds.',
+      description: 'When its block was made.',
+      resolve: (tx) => (tx.blockTime === null ? null : unixDateTime(tx.blockTime)),
+    }),
+    blockTimeUnix: t.int({
+      nullable: true,
+      description: 'When its block was made, in Unix seconds (the same instant as blockTime).',
+      resolve: (tx) => tx.blockTime,
     }),
     initiator: t.exposeString('initiator', { nullable: true, description: 'The address that sent it.' }),
     type: t.exposeString('type', { nullable: true, description: 'The kind of action.' }),
@@ -110,11 +126,29 @@ const FailedTransactionRef = builder.objectRef<FailedTransaction>('FailedTransac
   }),
 });
 
-const ContractPageRef = pageOf(ContractRef, 'Contract', 'contracts, by address');
+/** Contracts page by the address of the last one seen. */
+const contractCursor: CursorRule<Contract> = {
+  key: (c) => c.address,
+  accepts: (cursor) => /^0x[0-9a-fA-F]{40}$/.test(cursor),
+  form: 'a contract address (0x and 40 hexadecimal characters)',
+};
+/** Failed transactions page by the txNumber of the last one seen, or its "blockHeight:actionIndex". */
+const failedTransactionCursor: CursorRule<FailedTransaction> = {
+  key: (tx) =>
+    tx.txNumber !== null
+      ? String(tx.txNumber)
+      : tx.blockHeight !== null && tx.actionIndex !== null
+        ? `${tx.blockHeight}:${tx.actionIndex}`
+        : null,
+  accepts: (cursor) => /^\d{1,19}(:\d{1,9})?$/.test(cursor),
+  form: 'a txNumber, or "blockHeight:actionIndex"',
+};
+const ContractPageRef = pageOf(ContractRef, 'Contract', 'contracts, by address', contractCursor);
 const FailedTransactionPageRef = pageOf(
   FailedTransactionRef,
   'FailedTransaction',
   'failed transactions, newest first',
+  failedTransactionCursor,
 );
 
 builder.queryFields((t) => ({
@@ -124,15 +158,14 @@ builder.queryFields((t) => ({
     // Behind the caller's token.
     cacheScope: 'private',
     nullable: true,
-    description:
-      'Contracts with a token symbol, optionally on one chain or of one type. Needs a bearer token.',
+    description: `Contracts with a token symbol, optionally on one chain or of one type. Needs a bearer token (null with UNAUTHENTICATED without one).${NULL_ON_FAILURE}`,
     args: {
       symbol: t.arg.string({ required: true, description: 'The token symbol, for example "USDT".' }),
       chainId: t.arg.string({ description: 'Only contracts on this chain.' }),
       contractType: t.arg.string({ description: 'Only contracts of this standard, for example "ERC20".' }),
       ...cursorArgs(
         t.arg,
-        'Continue after this contract address (the last one seen); takes priority over page.',
+        'Continue after this contract: a PageInfo.endCursor (the address of the last one seen). Takes priority over page.',
       ),
     },
     resolve: (_root, args, ctx) => {
@@ -140,7 +173,7 @@ builder.queryFields((t) => ({
         symbol: text('symbol', args.symbol),
         chainId: optionalText('chainId', args.chainId),
         contractType: optionalText('contractType', args.contractType),
-        ...pageArgs(args),
+        ...pageArgs(args, contractCursor),
       };
       return ctx.loaders.contracts.load({ query, token: explorerToken(ctx) });
     },
@@ -151,9 +184,15 @@ builder.queryFields((t) => ({
     // Behind the caller's token.
     cacheScope: 'private',
     nullable: true,
-    description: 'Transactions that failed in the last 24 hours, newest first. Needs a bearer token.',
-    args: cursorArgs(t.arg, 'Continue after this transaction: its txNumber, or "blockHeight:actionIndex".'),
+    description: `Transactions that failed in the last 24 hours, newest first. Needs a bearer token (null with UNAUTHENTICATED without one).${NULL_ON_FAILURE}`,
+    args: cursorArgs(
+      t.arg,
+      'Continue after this transaction: a PageInfo.endCursor (its txNumber), or "blockHeight:actionIndex". Takes priority over page.',
+    ),
     resolve: (_root, args, ctx) =>
-      ctx.loaders.failedTransactions.load({ args: pageArgs(args), token: explorerToken(ctx) }),
+      ctx.loaders.failedTransactions.load({
+        args: pageArgs(args, failedTransactionCursor),
+        token: explorerToken(ctx),
+      }),
   }),
 }));

@@ -1,9 +1,34 @@
 import type { ArgBuilder, ObjectRef } from '@pothos/core';
+import { decodeAddress } from '../lib/address.js';
 import type { Page, PageInfo } from '../upstream/models.js';
 import { builder, type Types } from './builder.js';
 
-export const PageInfoRef = builder.objectRef<PageInfo>('PageInfo').implement({
-  description: 'Where a page lies in the whole list.',
+/**
+ * How one list pages by cursor: a cursor is the key of the last node seen (upstream-api.md 4.3),
+ * so the gateway builds it from a node, and checks the form of one a caller sends back before any
+ * upstream call.
+ */
+export interface CursorRule<T> {
+  /** The node's key, or null when the upstream did not send it. */
+  key(node: T): string | null;
+  /** Whether a caller's cursor has the form of a key of this list. */
+  accepts(cursor: string): boolean;
+  /** The form, for the error message: "a validator operator address". */
+  form: string;
+}
+
+/** A key that is an address (validators, delegations by validator): either encoding. */
+export const addressCursor = <T>(key: (node: T) => string): CursorRule<T> => ({
+  key,
+  accepts: (cursor) => decodeAddress(cursor) !== null,
+  form: 'a validator address (0x… or bech32)',
+});
+
+type PageInfoShape = PageInfo & { startCursor: string | null; endCursor: string | null };
+
+export const PageInfoRef = builder.objectRef<PageInfoShape>('PageInfo').implement({
+  description:
+    'Where a page lies in the whole list. Page by number (`page`) or by cursor: pass `endCursor` as the list’s `cursor` argument for the page after this one.',
   fields: (t) => ({
     page: t.exposeInt('page', { description: 'This page’s number, from 1.' }),
     pageSize: t.exposeInt('pageSize', { description: 'Items per page.' }),
@@ -16,11 +41,20 @@ export const PageInfoRef = builder.objectRef<PageInfo>('PageInfo').implement({
       description: 'Whether a page comes before this one.',
     }),
     hasNextPage: t.exposeBoolean('hasNextPage', { description: 'Whether a page comes after this one.' }),
+    startCursor: t.exposeString('startCursor', {
+      nullable: true,
+      description: 'The cursor of the first node on this page; null when the page is empty.',
+    }),
+    endCursor: t.exposeString('endCursor', {
+      nullable: true,
+      description:
+        'The cursor of the last node on this page: pass it as `cursor` for the next page. Null when the page is empty.',
+    }),
   }),
 });
 
-/** `<Name>Page { nodes: [Name!]!, pageInfo: PageInfo! }` for a node type. */
-export function pageOf<T>(node: ObjectRef<Types, T>, name: string, what: string) {
+/** `<Name>Page { nodes: [Name!]!, pageInfo: PageInfo! }` for a node type whose list pages by `cursor`. */
+export function pageOf<T>(node: ObjectRef<Types, T>, name: string, what: string, cursor: CursorRule<T>) {
   return builder.objectRef<Page<T>>(`${name}Page`).implement({
     description: `One page of ${what}.`,
     fields: (t) => ({
@@ -32,26 +66,36 @@ export function pageOf<T>(node: ObjectRef<Types, T>, name: string, what: string)
       }),
       pageInfo: t.field({
         type: PageInfoRef,
-        description: 'Where this page lies in the whole list.',
-        resolve: (p) => p.pageInfo,
+        description: 'Where this page lies in the whole list, with the cursors of its ends.',
+        resolve: (p) => {
+          const first = p.nodes[0];
+          const last = p.nodes[p.nodes.length - 1];
+          return {
+            ...p.pageInfo,
+            startCursor: first === undefined ? null : cursor.key(first),
+            endCursor: last === undefined ? null : cursor.key(last),
+          };
+        },
       }),
     }),
   });
 }
 
-/** Slices a list the gateway holds whole (the validator list) into a page shaped like the upstreams’. */
-export function slicePage<T>(items: readonly T[], page: number, pageSize: number): Page<T> {
-  const start = (page - 1) * pageSize;
-  const totalPages = Math.ceil(items.length / pageSize);
+/**
+ * A page of a list the gateway holds whole (the validator list), shaped like the upstreams’:
+ * `pageSize` items from index `start` (page n starts at (n - 1) × pageSize; a cursor right after
+ * its node). `page` is the page holding the first item.
+ */
+export function slicePage<T>(items: readonly T[], start: number, pageSize: number): Page<T> {
   return {
     nodes: items.slice(start, start + pageSize),
     pageInfo: {
-      page,
+      page: Math.floor(start / pageSize) + 1,
       pageSize,
       total: String(items.length),
-      totalPages,
-      hasPreviousPage: page > 1,
-      hasNextPage: page < totalPages,
+      totalPages: Math.ceil(items.length / pageSize),
+      hasPreviousPage: start > 0,
+      hasNextPage: start + pageSize < items.length,
     },
   };
 }

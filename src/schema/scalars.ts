@@ -23,7 +23,7 @@ const stringLiteral = (name: string, check: (text: string) => boolean, expected:
 
 builder.scalarType('Amount', {
   description:
-    'An amount of a token in its base units (for example ustake), as a non-negative decimal string such as "1500000". Never a float.',
+    'An amount of a token in its base units, as a non-negative decimal string such as "1500000": divide by 10^decimals of its denomination to show tokens (the staking token has 18 decimals; a contract says its own). Never a float.',
   ...stringLiteral('Amount', isDecimal, 'a non-negative decimal string such as "1500000" or "0.25"'),
 });
 
@@ -46,6 +46,14 @@ builder.scalarType('DateTime', {
     'an RFC 3339 timestamp such as "2026-11-22T10:00:00Z"',
   ),
 });
+
+/** Unix seconds as a DateTime: RFC 3339 in UTC, with milliseconds only when there are some. */
+export const unixDateTime = (seconds: number): string =>
+  new Date(seconds * 1000).toISOString().replace('.000Z', 'Z');
+
+/** A time the upstream sent as text, as a DateTime when it is RFC 3339; null otherwise. */
+export const textDateTime = (text: string | null): string | null =>
+  text !== null && !Number.isNaN(parseTimestamp(text)) ? text : null;
 
 builder.scalarType('JSON', {
   description: 'Any JSON value, passed through untouched.',

@@ -7,7 +7,7 @@ import type {
   Suggestions,
   Transaction,
 } from '../upstream/models.js';
-import { builder, UPSTREAM_COST } from './builder.js';
+import { builder, NULL_ON_FAILURE, UPSTREAM_COST } from './builder.js';
 import { AddressRef, BlockRef, TransactionRef } from './chain.js';
 import { searchText } from './validate.js';
 
@@ -150,7 +150,7 @@ builder.queryFields((t) => ({
     // Live: answers each keystroke as the chain grows.
     cacheScope: 'private',
     nullable: true,
-    description: 'Suggestions for each keystroke in a search box.',
+    description: `Suggestions for each keystroke in a search box.${NULL_ON_FAILURE}`,
     args: {
       query: t.arg.string({
         required: true,
@@ -164,7 +164,7 @@ builder.queryFields((t) => ({
     complexity: UPSTREAM_COST,
     cacheScope: 'public',
     nullable: true,
-    description: 'Strict exact search: what the text names, never a guess.',
+    description: `Strict exact search: what the text names, never a guess.${NULL_ON_FAILURE}`,
     args: {
       query: t.arg.string({
         required: true,

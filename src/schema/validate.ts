@@ -2,6 +2,7 @@ import { badUserInput } from '../errors.js';
 import { decodeAddress, splitPrefix } from '../lib/address.js';
 import { compareDecimal, isDecimal, parseTimestamp } from '../lib/decimal.js';
 import type { BuybackRoundUpdate, PageArgs } from '../upstream/models.js';
+import type { CursorRule } from './page.js';
 
 /**
  * Argument checks that run before any upstream call (contract.md §4). Each failure is
@@ -39,18 +40,22 @@ export function optionalText(argument: string, value: string | null | undefined)
   return value === null || value === undefined ? null : text(argument, value);
 }
 
-export function pageArgs(args: {
-  page?: number | null;
-  pageSize?: number | null;
-  cursor?: string | null;
-}): PageArgs {
+export function pageArgs(
+  args: { page?: number | null; pageSize?: number | null; cursor?: string | null },
+  /** The list's cursor rule; a cursor of another form is refused before any upstream call. */
+  rule?: Pick<CursorRule<unknown>, 'accepts' | 'form'>,
+): PageArgs {
   const page = args.page ?? 1;
   const pageSize = args.pageSize ?? 20;
   if (page < 1) throw badUserInput('page', `page must be 1 or more; got ${page}.`);
   if (pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
     throw badUserInput('pageSize', `pageSize must be between 1 and ${MAX_PAGE_SIZE}; got ${pageSize}.`);
   }
-  return { page, pageSize, cursor: optionalText('cursor', args.cursor) };
+  const cursor = optionalText('cursor', args.cursor);
+  if (cursor && rule && !rule.accepts(cursor)) {
+    throw badUserInput('cursor', `cursor must be ${rule.form}: pass back a PageInfo.endCursor of this list.`);
+  }
+  return { page, pageSize, cursor };
 }
 
 /**

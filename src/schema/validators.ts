@@ -1,6 +1,7 @@
+import { badUserInput } from '../errors.js';
 import type { Coin, Commission, Validator, ValidatorStatistics } from '../upstream/models.js';
-import { builder, pagedCost, UPSTREAM_COST } from './builder.js';
-import { pageArgFields, pageOf, slicePage } from './page.js';
+import { builder, knownOrUnspecified, NULL_ON_FAILURE, pagedCost, UPSTREAM_COST } from './builder.js';
+import { addressCursor, pageArgFields, pageOf, slicePage } from './page.js';
 import { pageArgs, text } from './validate.js';
 
 export const CoinRef = builder.objectRef<Coin>('Coin').implement({
@@ -17,14 +18,35 @@ const CommissionRef = builder.objectRef<Commission>('Commission').implement({
     rate: t.expose('rate', { type: 'Decimal', description: 'The current rate, as a fraction (0.05 is 5%).' }),
     maxRate: t.expose('maxRate', {
       type: 'Decimal',
-      description: 'The highest rate the validator may ever charge.',
+      description: 'The highest rate the validator may ever charge, as a fraction.',
     }),
     maxChangeRate: t.expose('maxChangeRate', {
       type: 'Decimal',
-      description: 'The largest change of rate allowed per day.',
+      description:
+        'The largest change of rate allowed per day, as a fraction (0.01 is one percentage point).',
     }),
     updateTime: t.expose('updateTime', { type: 'DateTime', description: 'When the rate last changed.' }),
   }),
+});
+
+const BondStatusRef = builder.enumType('BondStatus', {
+  description:
+    'Where a validator stands in the Cosmos SDK staking module. Only BONDED validators are in the active set and earn rewards.',
+  values: {
+    UNSPECIFIED: {
+      value: 'UNSPECIFIED',
+      description: 'No status, or one this gateway does not know yet (counted in /metrics).',
+    },
+    UNBONDED: {
+      value: 'UNBONDED',
+      description: 'Not in the active set; its stake is free to leave at once.',
+    },
+    UNBONDING: {
+      value: 'UNBONDING',
+      description: 'Leaving the active set; its stake stays bonded until the unbonding time.',
+    },
+    BONDED: { value: 'BONDED', description: 'In the active set: it signs blocks and earns rewards.' },
+  } as const,
 });
 
 export const ValidatorRef = builder.objectRef<Validator>('Validator').implement({
@@ -44,10 +66,20 @@ export const ValidatorRef = builder.objectRef<Validator>('Validator').implement(
     jailed: t.exposeBoolean('jailed', {
       description: 'Whether the validator is jailed (removed from the active set for misbehaviour).',
     }),
-    status: t.exposeInt('status', { description: 'The staking service’s status number, as it sent it.' }),
+    status: t.exposeInt('status', {
+      description:
+        'The bond status as a number (1 unbonded, 2 unbonding, 3 bonded), as the staking service sent it. Kept for compatibility: read `bondStatus`.',
+    }),
+    bondStatus: t.field({
+      type: BondStatusRef,
+      cacheScope: 'public',
+      description: 'The bond status; UNSPECIFIED for a value the gateway does not know.',
+      resolve: (v, _args, ctx) => knownOrUnspecified(ctx, 'BondStatus', v.bondStatus),
+    }),
     tokens: t.expose('tokens', {
       type: 'Amount',
-      description: 'Tokens bonded to the validator, in base units: its voting power.',
+      description:
+        'Tokens bonded to the validator, its voting power, in base units of the staking denomination (18 decimals: 10^18 base units are one token).',
     }),
     delegatorShares: t.expose('delegatorShares', {
       type: 'Decimal',
@@ -84,7 +116,8 @@ export const ValidatorRef = builder.objectRef<Validator>('Validator').implement(
       description: 'Slashing events of the validator, as text.',
     }),
     uptimePercentage: t.exposeFloat('uptimePercentage', {
-      description: 'Signed blocks as a percentage of the uptime window.',
+      description:
+        'Signed blocks as a percentage of the uptime window, from 0 to 100 (99.5 means 99.5 %), not a fraction.',
     }),
     imageUrl: t.exposeString('imageUrl', { description: 'URL of the validator’s logo.' }),
     registrationTime: t.expose('registrationTime', {
@@ -117,15 +150,15 @@ const ValidatorStatisticsRef = builder.objectRef<ValidatorStatistics>('Validator
     }),
     totalStakedAmount: t.expose('totalStakedAmount', {
       type: 'Amount',
-      description: 'Tokens staked with active validators.',
+      description: 'Tokens staked with active validators, in base units (18 decimals).',
     }),
     rewards24h: t.expose('rewards24h', {
       type: 'Amount',
-      description: 'Staking rewards paid over the last 24 hours.',
+      description: 'Staking rewards paid over the last 24 hours, in base units (18 decimals).',
     }),
     annualizedRewardRate: t.expose('annualizedRewardRate', {
       type: 'Decimal',
-      description: 'The reward rate per year, as a fraction.',
+      description: 'The reward rate per year, as a fraction (0.12 is 12 % a year).',
     }),
     slashingEvents24h: t.expose('slashingEvents24h', {
       type: 'BigInt',
@@ -135,7 +168,9 @@ const ValidatorStatisticsRef = builder.objectRef<ValidatorStatistics>('Validator
   }),
 });
 
-const ValidatorPageRef = pageOf(ValidatorRef, 'Validator', 'validators, by voting power');
+/** Validators page by the operator address of the last one seen (upstream-api.md 4.3). */
+const validatorCursor = addressCursor<Validator>((v) => v.operatorAddress);
+const ValidatorPageRef = pageOf(ValidatorRef, 'Validator', 'validators, by voting power', validatorCursor);
 
 builder.queryFields((t) => ({
   validators: t.field({
@@ -143,12 +178,27 @@ builder.queryFields((t) => ({
     complexity: pagedCost,
     cacheScope: 'public',
     nullable: true,
-    description: 'The validator set, by voting power, one page at a time.',
-    args: pageArgFields(t.arg),
+    description: `The validator set, by voting power, one page at a time.${NULL_ON_FAILURE}`,
+    args: {
+      ...pageArgFields(t.arg),
+      cursor: t.arg.string({
+        description:
+          'Continue after this validator: a PageInfo.endCursor (the operator address of the last one seen). Takes priority over page.',
+      }),
+    },
     resolve: async (_root, args, ctx) => {
-      const { page, pageSize } = pageArgs(args);
-      const { list } = await ctx.loaders.validatorDirectory();
-      return slicePage(list.validators, page, pageSize);
+      const { page, pageSize, cursor } = pageArgs(args, validatorCursor);
+      const directory = await ctx.loaders.validatorDirectory();
+      const validators = directory.list.validators;
+      if (!cursor) return slicePage(validators, (page - 1) * pageSize, pageSize);
+      const after = directory.find(cursor);
+      if (!after) {
+        throw badUserInput(
+          'cursor',
+          'cursor names no validator of the list: pass back a PageInfo.endCursor.',
+        );
+      }
+      return slicePage(validators, validators.indexOf(after) + 1, pageSize);
     },
   }),
   validator: t.field({
@@ -156,8 +206,7 @@ builder.queryFields((t) => ({
     complexity: UPSTREAM_COST,
     cacheScope: 'public',
     nullable: true,
-    description:
-      'One validator by its operator address (a consensus or wallet address also works); null when unknown.',
+    description: `One validator by its operator address; its consensus or wallet address also finds it, in either encoding (0x… or bech32). Null when the list has no such validator.${NULL_ON_FAILURE}`,
     args: {
       operatorAddress: t.arg.string({ required: true, description: 'The validator’s operator address.' }),
     },
@@ -168,7 +217,7 @@ builder.queryFields((t) => ({
     complexity: UPSTREAM_COST,
     cacheScope: 'public',
     nullable: true,
-    description: 'Figures over the whole validator set.',
+    description: `Figures over the whole validator set.${NULL_ON_FAILURE}`,
     resolve: async (_root, _args, ctx) => (await ctx.loaders.validatorDirectory()).list.statistics,
   }),
 }));

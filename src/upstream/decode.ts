@@ -129,13 +129,25 @@ export function bool(o: Obj, key: string): boolean {
 }
 
 /**
- * A proto enum, sent as its number or as its name. `names` maps the names this gateway knows to
- * their numbers; an unknown name is a shape error, an unknown number is kept (the graph decides).
+ * A proto enum, sent as its number or as its name (protojson sends names). `names` maps each name
+ * this gateway knows to its number, `values` each known number to its value in the graph. A value
+ * outside them is no shape error (a service may add values before the gateway learns them): its
+ * `value` is null and its `code` the number sent, or 0 for an unknown name, as protojson reads one
+ * when it discards unknown values.
  */
-export function enumValue(o: Obj, key: string, names: Readonly<Record<string, number>>): number {
+export function enumValue<T extends string>(
+  o: Obj,
+  key: string,
+  names: Readonly<Record<string, number>>,
+  values: readonly T[],
+): { code: number; value: T | null } {
   const v = o[key];
-  if (typeof v === 'string' && Object.hasOwn(names, v)) return names[v] as number;
-  return int(o, key);
+  if (typeof v === 'string' && !/^-?\d+$/.test(v)) {
+    const code = Object.hasOwn(names, v) ? (names[v] as number) : null;
+    return code === null ? { code: 0, value: null } : { code, value: values[code] ?? null };
+  }
+  const code = int(o, key);
+  return { code, value: values[code] ?? null };
 }
 
 const NUMBER_TEXT = /^-?\d+(\.\d+)?$/;

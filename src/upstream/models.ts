@@ -90,13 +90,21 @@ export interface Coin {
   amount: string;
 }
 
+/** Cosmos SDK bond statuses (0 … 3). */
+export type BondStatus = 'UNSPECIFIED' | 'UNBONDED' | 'UNBONDING' | 'BONDED';
+/** Buyback round states (0 … 4). */
+export type BuybackRoundState = 'UNSPECIFIED' | 'PENDING' | 'IN_PROGRESS' | 'DONE' | 'CANCELLED';
+
 export interface Validator {
   id: string;
   moniker: string;
   operatorAddress: string;
   consensusAddress: string;
   jailed: boolean;
+  /** The bond status number as sent (0 for a name this gateway does not know). */
   status: number;
+  /** The bond status, or null for a value outside the known ones. */
+  bondStatus: BondStatus | null;
   tokens: string;
   delegatorShares: string;
   description: string;
@@ -180,7 +188,10 @@ export interface BuybackRound {
   roundId: string;
   startTime: string;
   endTime: string;
+  /** The status number as sent (0 for a name this gateway does not know). */
   status: number;
+  /** The round's state, or null for a value outside the known ones. */
+  state: BuybackRoundState | null;
   totalSlots: number;
   bookedSlots: number;
   minAmount: string;

@@ -21,7 +21,8 @@ describe('updateBuybackRound', () => {
     const stored = env.devnet.data.rounds.get('round-006');
     expect(res.data?.updateBuybackRound.round).toEqual({
       roundId: 'round-006',
-      status: stored?.status,
+      // round-006 is the devnet's pending round.
+      state: 'PENDING',
       startTime: stored?.start_time,
       endTime: '2031-01-01T00:00:00Z',
       totalSlots: 150,

@@ -84,7 +84,7 @@ describe('block and transaction', () => {
     expect(res.data?.block).toEqual({
       height: 1234,
       hash: blocks.hash[1233],
-      blockTime: blocks.time[1233],
+      blockTime: new Date((blocks.time[1233] as number) * 1000).toISOString().replace('.000Z', 'Z'),
       transactionCount: blocks.txCount[1233],
       actionCountComplete: true,
       proposer: proposer?.consensus_address,

@@ -8,6 +8,8 @@ import { graphql, testSettings, useGatewayOnDevnet } from './helpers.js';
 const env = useGatewayOnDevnet();
 /** A canonical devnet address as staking sends it, and so as the graph shows it, in this dialect. */
 const onWire = (canonical: string | undefined) => env.devnet.stakeAddress(canonical as string);
+/** The graph's BondStatus by the devnet's status number (Cosmos SDK 0 … 3). */
+const BOND_STATUSES = ['UNSPECIFIED', 'UNBONDED', 'UNBONDING', 'BONDED'] as const;
 
 const byPower = () =>
   [...env.devnet.data.validators].sort((a, b) => {
@@ -28,6 +30,7 @@ describe('validators', () => {
       totalPages: Math.ceil(env.devnet.data.validators.length / 30),
       hasPreviousPage: true,
       hasNextPage: true,
+      endCursor: onWire(expected.at(-1)?.operator_address),
     });
     expect(page?.nodes.map((v) => v.operatorAddress)).toEqual(
       expected.map((v) => onWire(v.operator_address)),
@@ -36,7 +39,7 @@ describe('validators', () => {
     expect(page?.nodes[0]).toEqual({
       moniker: first?.moniker,
       operatorAddress: onWire(first?.operator_address),
-      status: first?.status,
+      bondStatus: BOND_STATUSES[first?.status ?? 0],
       jailed: first?.jailed,
       tokens: first?.tokens,
       delegatorShares: first?.delegator_shares,
@@ -130,7 +133,7 @@ describe('delegations', () => {
         balance: record?.balance,
         validator: {
           moniker: validator?.moniker,
-          status: validator?.status,
+          bondStatus: BOND_STATUSES[validator?.status ?? 0],
           jailed: validator?.jailed,
           commission: { rate: validator?.commission_rate },
         },
@@ -142,6 +145,7 @@ describe('delegations', () => {
       total: String(list.length),
       totalPages: Math.ceil(list.length / 20),
       hasNextPage: list.length > 20,
+      endCursor: onWire(list[19]?.delegation.validator_address),
     });
     const delegationCalls = env.devnet.requests.filter((r) => r.path === '/stake/delegator/delegations');
     const validatorPages = env.devnet.requests.filter((r) => r.path === '/stake/validators');

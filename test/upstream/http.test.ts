@@ -174,17 +174,33 @@ describe('UpstreamHttp', () => {
   });
 
   it('caps calls in flight and refuses beyond its queue instead of piling up', async () => {
-    const { http, requests } = await upstream(() => {}, { connections: 2, timeoutMs: 300 });
-    const calls = Array.from({ length: 2 + 16 + 3 }, () =>
-      http.get('/x').catch((e: UpstreamError) => e.extensions.code),
+    // The first two calls are held by the upstream until released: the pool is saturated meanwhile.
+    const held: ServerResponse[] = [];
+    let saturated: () => void = () => {};
+    const bothHeld = new Promise<void>((resolve) => {
+      saturated = resolve;
+    });
+    const { http, requests } = await upstream(
+      (_req, res, n) => {
+        if (n >= 2) return json(res, 200, { n });
+        held.push(res);
+        if (held.length === 2) saturated();
+      },
+      { connections: 2, timeoutMs: 60_000 },
     );
-    const codes = await Promise.all(calls);
-    expect(codes.filter((c) => c === 'UPSTREAM_UNAVAILABLE')).toHaveLength(3);
-    expect(codes.filter((c) => c === 'UPSTREAM_TIMEOUT')).toHaveLength(18);
-    // Only the two calls that had a connection reached the upstream; the queued ones timed out waiting.
-    expect(requests).toEqual([
-      { method: 'GET', url: '/x' },
-      { method: 'GET', url: '/x' },
-    ]);
+    const calls = Array.from({ length: 2 + 16 + 3 }, () =>
+      http.get('/x').then(
+        () => 'ok',
+        (e: UpstreamError) => e.extensions.code,
+      ),
+    );
+    // Beyond two in flight and 16 queued, calls are refused at once.
+    expect(await Promise.all(calls.slice(18))).toEqual(Array(3).fill('UPSTREAM_UNAVAILABLE'));
+    await bothHeld;
+    // While the two connections are busy, the queued calls wait in the gateway, not at the upstream.
+    expect(requests).toHaveLength(2);
+    for (const res of held) json(res, 200, {});
+    expect(await Promise.all(calls.slice(0, 18))).toEqual(Array(18).fill('ok'));
+    expect(requests).toHaveLength(18);
   });
 });

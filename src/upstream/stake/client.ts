@@ -16,7 +16,9 @@ import {
 } from '../decode.js';
 import type { CallScope, UpstreamHttp } from '../http.js';
 import type {
+  BondStatus,
   BuybackRound,
+  BuybackRoundState,
   BuybackRoundUpdate,
   Coin,
   Delegation,
@@ -37,6 +39,17 @@ import { StakeAccounts } from './accounts.js';
 
 /** The validator list is read in pages of the upstream's maximum size. */
 export const VALIDATOR_PAGE_SIZE = 100;
+
+/** The graph's bond statuses, by their Cosmos SDK number. */
+const BOND_STATUSES: readonly BondStatus[] = ['UNSPECIFIED', 'UNBONDED', 'UNBONDING', 'BONDED'];
+/** The graph's round states, by their number. */
+const ROUND_STATES: readonly BuybackRoundState[] = [
+  'UNSPECIFIED',
+  'PENDING',
+  'IN_PROGRESS',
+  'DONE',
+  'CANCELLED',
+];
 
 /** Cosmos SDK bond status names, as protojson may send them instead of numbers. */
 const BOND_STATUS: Readonly<Record<string, number>> = {
@@ -65,6 +78,15 @@ export interface StakeSettings {
   validatorMaxPages: number;
 }
 
+const bondStatus = ({ code, value }: { code: number; value: BondStatus | null }) => ({
+  status: code,
+  bondStatus: value,
+});
+const roundState = ({ code, value }: { code: number; value: BuybackRoundState | null }) => ({
+  status: code,
+  state: value,
+});
+
 const toCoin = (value: unknown): Coin => {
   const c = obj(value, 'coin');
   return { denom: str(c, 'denom'), amount: decimal(c, 'amount') };
@@ -78,7 +100,7 @@ const toValidator = (value: unknown): Validator => {
     operatorAddress: str(v, 'operatorAddress'),
     consensusAddress: str(v, 'consensusAddress'),
     jailed: bool(v, 'jailed'),
-    status: enumValue(v, 'status', BOND_STATUS),
+    ...bondStatus(enumValue(v, 'status', BOND_STATUS, BOND_STATUSES)),
     tokens: decimal(v, 'tokens'),
     delegatorShares: decimal(v, 'delegatorShares'),
     description: str(v, 'description'),
@@ -136,7 +158,7 @@ const toRound = (o: Obj): BuybackRound => {
     roundId: str(r, 'roundId'),
     startTime: str(r, 'startTime'),
     endTime: str(r, 'endTime'),
-    status: enumValue(r, 'status', ROUND_STATUS),
+    ...roundState(enumValue(r, 'status', ROUND_STATUS, ROUND_STATES)),
     totalSlots: int(r, 'totalSlots'),
     bookedSlots: int(r, 'bookedSlots'),
     minAmount: decimal(r, 'minAmount'),

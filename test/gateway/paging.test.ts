@@ -1,0 +1,99 @@
+import { describe, expect, it } from 'vitest';
+import { useGatewayOnDevnet } from './helpers.js';
+
+/**
+ * Every paged list walked whole twice, by page number and by the cursors PageInfo hands out, must
+ * give the same nodes in the same order; a cursor of the wrong form is refused before any
+ * upstream call.
+ */
+
+const env = useGatewayOnDevnet();
+
+interface List {
+  name: string;
+  /** The field with its arguments but the paging ones, e.g. `delegations(delegatorAddress: "…"`. */
+  field: () => string;
+  /** The node's key, selected as `key`. */
+  key: string;
+  /** A cursor of the wrong form for this list. */
+  malformed: string;
+}
+
+const richest = () =>
+  [...env.devnet.data.delegations].reduce((best, entry) =>
+    entry[1].length > best[1].length ? entry : best,
+  )[0];
+
+const LISTS: List[] = [
+  {
+    name: 'validators',
+    field: () => 'validators(',
+    key: 'key: operatorAddress',
+    malformed: 'not-an-address',
+  },
+  {
+    name: 'delegations',
+    field: () => `delegations(delegatorAddress: "${richest()}",`,
+    key: 'key: validatorAddress',
+    malformed: 'biyavaloper1notbech32',
+  },
+  {
+    name: 'contractsBySymbol',
+    field: () => 'contractsBySymbol(symbol: "USDT",',
+    key: 'key: address',
+    malformed: '0x1234',
+  },
+  { name: 'failedTransactions', field: () => 'failedTransactions(', key: 'key: txNumber', malformed: '12:x' },
+];
+
+interface PageAnswer {
+  nodes: { key: unknown }[];
+  pageInfo: { hasNextPage: boolean; startCursor: string | null; endCursor: string | null };
+}
+
+async function fetchPage(list: List, paging: string): Promise<PageAnswer> {
+  const res = await env.gql(
+    `{ ${list.field()} ${paging}) { nodes { ${list.key} } pageInfo { hasNextPage startCursor endCursor } } }`,
+    { token: env.devnet.token },
+  );
+  expect(res.errors).toBeUndefined();
+  return res.data?.[list.name] as PageAnswer;
+}
+
+describe.each(LISTS)('$name', (list) => {
+  it('gives the same nodes paged by number and by cursor', async () => {
+    const pageSize = 7;
+    const byPage: unknown[] = [];
+    for (let page = 1; ; page++) {
+      const answer = await fetchPage(list, `page: ${page}, pageSize: ${pageSize}`);
+      byPage.push(...answer.nodes.map((n) => n.key));
+      if (!answer.pageInfo.hasNextPage) break;
+    }
+    const byCursor: unknown[] = [];
+    let cursor: string | null = null;
+    for (;;) {
+      const answer = await fetchPage(
+        list,
+        `pageSize: ${pageSize}${cursor === null ? '' : `, cursor: ${JSON.stringify(cursor)}`}`,
+      );
+      byCursor.push(...answer.nodes.map((n) => n.key));
+      expect(answer.pageInfo.startCursor).toBe(String(answer.nodes[0]?.key));
+      expect(answer.pageInfo.endCursor).toBe(String(answer.nodes.at(-1)?.key));
+      if (!answer.pageInfo.hasNextPage) break;
+      cursor = answer.pageInfo.endCursor;
+    }
+    expect(byPage.length).toBeGreaterThan(pageSize);
+    expect(byCursor).toEqual(byPage);
+    expect(new Set(byPage).size).toBe(byPage.length);
+  });
+
+  it('refuses a cursor of the wrong form before any upstream call', async () => {
+    const res = await env.gql(
+      `{ ${list.field()} cursor: ${JSON.stringify(list.malformed)}) { nodes { ${list.key} } } }`,
+      { token: env.devnet.token },
+    );
+    expect(res.data?.[list.name]).toBeNull();
+    expect(res.errors?.[0]?.extensions).toEqual({ code: 'BAD_USER_INPUT', argument: 'cursor' });
+    expect(env.devnet.requests).toHaveLength(0);
+  });
+});
