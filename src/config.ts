@@ -59,7 +59,19 @@ export interface Config {
   persistedOperationsFile: string | null;
   dialects: DialectConfig;
   cors: CorsConfig;
+  tracing: TracingConfig;
   devnet: DevnetConfig;
+}
+
+/**
+ * OpenTelemetry tracing, by the standard variables: on when an OTLP endpoint is set
+ * (`OTEL_EXPORTER_OTLP_ENDPOINT` or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) and the SDK is not
+ * disabled. The exporter reads its own endpoint, headers and timeout; the SDK its sampler.
+ */
+export interface TracingConfig {
+  enabled: boolean;
+  protocol: 'http/protobuf' | 'http/json';
+  serviceName: string;
 }
 
 /** Which browser origins may read the gateway's answers (contract.md §5, Browsers). */
@@ -189,6 +201,23 @@ function origins(env: Env): readonly string[] {
   );
 }
 
+function tracing(env: Env): TracingConfig {
+  const protocol =
+    env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL || env.OTEL_EXPORTER_OTLP_PROTOCOL || 'http/protobuf';
+  if (protocol !== 'http/protobuf' && protocol !== 'http/json') {
+    throw new ConfigError(
+      `OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf or http/json (grpc is not shipped), got "${protocol}"`,
+    );
+  }
+  return Object.freeze({
+    enabled:
+      Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) &&
+      env.OTEL_SDK_DISABLED?.toLowerCase() !== 'true',
+    protocol,
+    serviceName: env.OTEL_SERVICE_NAME || 'chain-gateway',
+  });
+}
+
 function dialect(env: Env): DevnetDialect {
   const raw = env.DEVNET_DIALECT || 'spec';
   if (raw !== 'spec' && raw !== 'kratos') {
@@ -269,6 +298,7 @@ export function loadConfig(env: Env = process.env): Config {
       origins: origins(env),
       localhost: !env.CORS_ORIGINS?.trim() && given.length === 0,
     }),
+    tracing: tracing(env),
     devnet: loadDevnetConfig(env),
   });
 }

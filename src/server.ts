@@ -6,8 +6,11 @@ import { type Config, ConfigError, loadConfig, loadPersistedOperations } from '.
 import { exampleVariables } from './devnet/examples.js';
 import { type Devnet, startDevnet } from './devnet/index.js';
 import { createGateway } from './gateway.js';
+import { startTracing, stopTracing } from './tracing.js';
 
 async function main(config: Config): Promise<void> {
+  // Before anything serves: OpenTelemetry's SDK, only when an OTLP endpoint is configured.
+  await startTracing(config.tracing);
   let devnet: Devnet | null = null;
   if (!config.upstreams) {
     devnet = await startDevnet({
@@ -83,6 +86,7 @@ async function main(config: Config): Promise<void> {
       logger.flush();
       await gateway.close();
       await devnet?.close();
+      await stopTracing();
       process.exit(0);
     });
     server.closeIdleConnections();

@@ -1,8 +1,10 @@
 import { randomFillSync, randomUUID } from 'node:crypto';
+import { type Context, trace as otelTrace, type Span } from '@opentelemetry/api';
 import { type DocumentNode, type ExecutionResult, type GraphQLError, getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { GatewayMetrics } from './metrics.js';
+import { callerContext, endServerSpan, startServerSpan } from './tracing.js';
 
 /**
  * What the gateway knows about one HTTP request while it runs: its request id (the caller's
@@ -12,9 +14,12 @@ import type { GatewayMetrics } from './metrics.js';
  */
 export interface RequestTrace {
   requestId: string;
-  /** 32 hex digits: the caller's trace id from `traceparent`, or a new one. */
+  /** 32 hex digits: the request span's trace id (the caller's when it sent `traceparent`), or a new one. */
   traceId: string;
-  traceFlags: string;
+  /** The OpenTelemetry context upstream calls continue: the request's span, or the caller's. */
+  context: Context;
+  /** The request's server span; null when tracing is off. */
+  span: Span | null;
   start: number;
   operation: string;
   outcome: 'ok' | 'partial' | 'error' | 'invalid';
@@ -35,32 +40,27 @@ function randomHex(bytes: number): string {
 }
 
 const REQUEST_ID = /^[\w.:@-]{1,128}$/;
-const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 const OPERATION_NAME = /^[_A-Za-z][_0-9A-Za-z]{0,63}$/;
 
 type HeaderGetter = (name: string) => string | null;
 
-export function startTrace(header: HeaderGetter): RequestTrace {
+/** A request's trace; `graphql`: a GraphQL request, which gets a server span (health checks do not). */
+export function startTrace(header: HeaderGetter, graphql = true): RequestTrace {
   const givenId = header('x-request-id');
-  const parent = TRACEPARENT.exec(header('traceparent') ?? '');
-  const traceId = parent && !/^0+$/.test(parent[1] as string) ? (parent[1] as string) : randomHex(16);
+  const requestId = givenId && REQUEST_ID.test(givenId) ? givenId : randomUUID();
+  const caller = callerContext(header);
+  const span = graphql ? startServerSpan(caller, requestId) : null;
+  const traceId = (span ? span.spanContext() : otelTrace.getSpanContext(caller))?.traceId ?? randomHex(16);
   return {
-    requestId: givenId && REQUEST_ID.test(givenId) ? givenId : randomUUID(),
+    requestId,
     traceId,
-    traceFlags: parent?.[3] ?? '01',
+    context: span ? otelTrace.setSpan(caller, span) : caller,
+    span,
     start: performance.now(),
     operation: 'unknown',
     outcome: 'ok',
     errorCodes: [],
     upstreamCalls: 0,
-  };
-}
-
-/** Headers for one upstream call: the request id, and the trace continued with a new span. */
-export function upstreamHeaders(trace: RequestTrace): Record<string, string> {
-  return {
-    'x-request-id': trace.requestId,
-    traceparent: `00-${trace.traceId}-${randomHex(8)}-${trace.traceFlags}`,
   };
 }
 
@@ -86,6 +86,7 @@ export function finishTrace({ metrics, logger }: Telemetry, trace: RequestTrace,
     // Telemetry never takes a request, or the process, down with it.
     logger.error({ err: error }, 'recording request metrics failed');
   }
+  if (trace.span) endServerSpan(trace.span, status, trace.errorCodes);
   logger.info(
     {
       requestId: trace.requestId,
@@ -146,18 +147,20 @@ function operationName(params: { operationName?: unknown } | undefined, document
  */
 export function useTelemetry(telemetry: Telemetry, label: (name: unknown) => string): Plugin {
   return {
-    onRequest({ request }) {
-      if (!traceOf(request))
-        attachTrace(
-          request,
-          startTrace((name) => request.headers.get(name)),
-        );
+    onRequest({ request, url }) {
+      if (!traceOf(request)) {
+        const trace = startTrace((name) => request.headers.get(name), url.pathname === '/graphql');
+        attachTrace(request, trace);
+      }
     },
     onParse({ context }) {
       return ({ result }) => {
         const { request, params } = context as { request?: object; params?: { operationName?: unknown } };
         const trace = traceOf(request);
-        if (trace) trace.operation = label(operationName(params, result));
+        if (!trace) return;
+        trace.operation = label(operationName(params, result));
+        // The server span is named after the operation (a bounded label, never the document).
+        trace.span?.updateName(trace.operation).setAttribute('graphql.operation.name', trace.operation);
       };
     },
     onResponse({ request, response }) {

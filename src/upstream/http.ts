@@ -14,7 +14,8 @@ import {
 import { Pool } from 'undici';
 import { type ErrorCode, UpstreamError, type UpstreamName } from '../errors.js';
 import type { UpstreamCallEvent } from '../metrics.js';
-import { type RequestTrace, upstreamHeaders } from '../telemetry.js';
+import type { RequestTrace } from '../telemetry.js';
+import { traceEvent, upstreamSpan } from '../tracing.js';
 import { type AbortLike, Cancellation } from './cancellation.js';
 
 /**
@@ -125,6 +126,7 @@ export class UpstreamHttp {
   readonly name: UpstreamName;
   private readonly pool: Pool;
   private readonly basePath: string;
+  private readonly origin: URL;
   private readonly timeoutMs: number;
   private readonly observe: ((event: UpstreamCallEvent) => void) | undefined;
   private readonly breaker;
@@ -139,6 +141,7 @@ export class UpstreamHttp {
     this.timeoutMs = options.timeoutMs;
     this.observe = options.observe;
     this.basePath = url.pathname.replace(/\/+$/, '');
+    this.origin = new URL(url.origin);
     this.pool = new Pool(url.origin, {
       connections: options.connections,
       pipelining: 1,
@@ -200,7 +203,7 @@ export class UpstreamHttp {
         accept: 'application/json',
         ...options.headers,
         ...(body ? { 'content-type': 'application/json' } : {}),
-        ...(options.trace ? upstreamHeaders(options.trace) : {}),
+        ...(options.trace ? { 'x-request-id': options.trace.requestId } : {}),
       },
       body,
     };
@@ -209,7 +212,8 @@ export class UpstreamHttp {
       // The signal is not handed to cockatiel: a queued call that it cancels never frees its place in
       // the bulkhead queue. A call whose budget runs out while queued is answered here at once, and
       // leaves the queue as soon as it reaches the front (its request aborts immediately).
-      const running = policy.execute(() => this.attempt(request, endpoint, cancel, options));
+      let attempts = 0;
+      const running = policy.execute(() => this.attempt(request, endpoint, cancel, options, attempts++));
       // A call that runs at once is bounded by its own request's signal; only a queued one needs the race.
       return await (this.bulkhead.executionSlots > 0 ? running : Promise.race([running, aborted(cancel)]));
     } catch (error) {
@@ -217,9 +221,11 @@ export class UpstreamHttp {
       if (cancel.reason === TIMED_OUT) throw this.timeout(method, path);
       if (caller?.aborted) throw caller.reason;
       if (error instanceof BrokenCircuitError) {
+        this.refused(options, 'circuit open');
         throw new UpstreamError(this.name, 'UPSTREAM_UNAVAILABLE', `${method} ${path}: circuit open`);
       }
       if (error instanceof BulkheadRejectedError) {
+        this.refused(options, 'too many calls in flight');
         throw new UpstreamError(
           this.name,
           'UPSTREAM_UNAVAILABLE',
@@ -231,6 +237,12 @@ export class UpstreamHttp {
       clearTimeout(timer);
       caller?.removeEventListener('abort', onCallerAbort);
     }
+  }
+
+  /** A call refused before any request left: an event on the request's span. */
+  private refused(options: CallOptions, reason: string): void {
+    if (options.trace)
+      traceEvent(options.trace.context, 'upstream.refused', { 'upstream.name': this.name, reason });
   }
 
   private timeout(method: string, path: string): CallError {
@@ -249,13 +261,31 @@ export class UpstreamHttp {
     endpoint: string,
     signal: Cancellation,
     options: CallOptions,
+    /** 0 for the first request of a call, 1 for its retry. */
+    resend: number,
   ): Promise<UpstreamResponse> {
-    if (options.trace) options.trace.upstreamCalls++;
+    const trace = options.trace;
+    if (trace) trace.upstreamCalls++;
+    if (trace && resend > 0) traceEvent(trace.context, 'upstream.retry', { 'upstream.name': this.name });
+    const span = trace
+      ? upstreamSpan(trace.context, {
+          upstream: this.name,
+          method: request.method,
+          origin: this.origin,
+          path: endpoint,
+          resend,
+        })
+      : null;
     const started = performance.now();
     let status: number;
     let text: string;
     try {
-      const res = await this.pool.request({ ...request, method: request.method as 'GET' | 'PUT', signal });
+      const res = await this.pool.request({
+        ...request,
+        headers: span ? { ...request.headers, ...span.headers } : request.headers,
+        method: request.method as 'GET' | 'PUT',
+        signal,
+      });
       status = res.statusCode;
       text = await res.body.text();
     } catch (error) {
@@ -265,8 +295,14 @@ export class UpstreamHttp {
         signal.reason === TIMED_OUT ? 'timeout' : signal.aborted ? 'aborted' : code || 'error',
         started,
       );
-      if (signal.reason === TIMED_OUT) throw this.timeout(request.method, request.path);
-      if (signal.aborted) throw signal.reason ?? error;
+      if (signal.reason === TIMED_OUT) {
+        span?.end(null, 'UPSTREAM_TIMEOUT');
+        throw this.timeout(request.method, request.path);
+      }
+      if (signal.aborted) {
+        span?.end(null, 'aborted');
+        throw signal.reason ?? error;
+      }
       const failure = new CallError(
         this.name,
         code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE' ? 'UPSTREAM_ERROR' : classify(code),
@@ -274,10 +310,18 @@ export class UpstreamHttp {
       );
       failure.retryable = CONNECTION_FAILURES.has(code);
       failure.breaksCircuit = true;
+      span?.end(null, failure.extensions.code as string);
       throw failure;
     }
     this.report(endpoint, String(status), started);
-    return this.interpret(status, text, options);
+    try {
+      const response = this.interpret(status, text, options);
+      span?.end(status);
+      return response;
+    } catch (error) {
+      span?.end(status, String((error as UpstreamError).extensions?.code ?? 'error'));
+      throw error;
+    }
   }
 
   private report(endpoint: string, status: string, started: number): void {

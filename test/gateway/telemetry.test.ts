@@ -65,7 +65,7 @@ const scrape = async (url: string) => (await fetch(url.replace('/graphql', '/met
 const sample = (text: string, pattern: RegExp) => Number(pattern.exec(text)?.[1] ?? Number.NaN);
 
 describe('request ids and traces', () => {
-  it('returns and forwards the caller’s x-request-id and continues its traceparent', async () => {
+  it('returns and forwards the caller’s x-request-id and passes its traceparent on unchanged while tracing is off', async () => {
     devnet.resetRecords();
     const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
     const res = await post(
@@ -82,19 +82,15 @@ describe('request ids and traces', () => {
       'scan /api/v1/dex/search',
       ...Array.from({ length: pages }, () => 'stake /stake/validators'),
     ]);
-    const spans = new Set<string>();
+    // Tracing is off here (no OTLP endpoint): no span is invented, the caller's context goes on as
+    // it came (test/tracing.test.ts covers the exported spans).
     for (const r of devnet.requests) {
       expect(r.headers['x-request-id']).toBe('req-42');
-      const [version, trace, span, flags] = String(r.headers.traceparent).split('-');
-      expect([version, trace, flags]).toEqual(['00', traceId, '01']);
-      expect(span).toMatch(/^[0-9a-f]{16}$/);
-      expect(span).not.toBe('00f067aa0ba902b7');
-      spans.add(span as string);
+      expect(r.headers.traceparent).toBe(`00-${traceId}-00f067aa0ba902b7-01`);
     }
-    expect(spans.size).toBe(devnet.requests.length);
   });
 
-  it('makes up a request id and a trace when the caller sends none or a malformed one, on both paths', async () => {
+  it('makes up a request id, and sends no trace, when the caller sends none or a malformed one, on both paths', async () => {
     const variants: Record<string, string>[] = [
       {},
       { 'x-request-id': 'bad id\twith spaces', traceparent: 'garbage' },
@@ -105,7 +101,8 @@ describe('request ids and traces', () => {
       const id = fast.headers.get('x-request-id');
       expect(id).toMatch(/^[0-9a-f-]{36}$/);
       expect(devnet.requests[0]?.headers['x-request-id']).toBe(id);
-      expect(String(devnet.requests[0]?.headers.traceparent)).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
+      // No trace to continue, and none started while tracing is off: no parent that exists nowhere.
+      expect(devnet.requests[0]?.headers.traceparent).toBeUndefined();
     }
     const viaYoga = await gateway.yoga.fetch('http://gateway.test/graphql', {
       method: 'POST',
