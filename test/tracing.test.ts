@@ -9,6 +9,7 @@ import { type Devnet, startDevnet } from '../src/devnet/index.js';
 import { createGateway, type Gateway } from '../src/gateway.js';
 import { flushTracing, startTracing, stopTracing, tracingEnabled } from '../src/tracing.js';
 import { listen } from './gateway/helpers.js';
+import { startFaultUpstream } from './support/fault-upstream.js';
 
 /**
  * OpenTelemetry as an operator sees it: an in-process OTLP/HTTP receiver (`http/json`) on a free
@@ -199,5 +200,45 @@ describe('tracing on (OTLP/HTTP JSON)', () => {
     expect(bytes).not.toContain(SECRETS.search);
     expect(bytes).not.toContain(SECRETS.token);
     expect(bytes).not.toContain('authorization');
+  });
+
+  it('shows a retry as a second client span and an event, and a circuit refusal as an event', async () => {
+    const scan = await startFaultUpstream(devnet.urls.scan);
+    scan.set('/', 'reset');
+    const gateway = createGateway({
+      ...loadConfig({}),
+      // The call and its retry open the circuit; the next call is refused.
+      circuitFailureThreshold: 2,
+      upstreamUrls: { ...devnet.urls, scan: scan.url },
+    });
+    exported.length = 0;
+    try {
+      for (const name of ['Retried', 'Refused']) {
+        const res = await gateway.yoga.fetch('http://gateway.test/graphql', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ query: `query ${name} { searchSuggestions(query: "12") { query } }` }),
+        });
+        expect((await res.json()).errors?.[0]?.extensions.code).toBe('UPSTREAM_UNAVAILABLE');
+      }
+      await flushTracing();
+    } finally {
+      await gateway.close();
+      await scan.close();
+    }
+    const spans = spansOf(exported);
+    const retried = spans.find((s) => s.name === 'Retried') as ExportedSpan & { events?: { name: string }[] };
+    const refused = spans.find((s) => s.name === 'Refused') as ExportedSpan & { events?: { name: string }[] };
+    const clients = spans.filter((s) => s.parentSpanId === retried.spanId);
+    expect(clients.map((c) => attribute(c, 'http.request.resend_count') ?? 0)).toEqual([0, 1]);
+    expect(clients.map((c) => attribute(c, 'error.type'))).toEqual([
+      'UPSTREAM_UNAVAILABLE',
+      'UPSTREAM_UNAVAILABLE',
+    ]);
+    expect(retried.events?.map((e) => e.name)).toEqual(['upstream.retry']);
+    // The open circuit refuses the call before any request leaves: an event, no client span.
+    expect(spans.filter((s) => s.parentSpanId === refused.spanId)).toEqual([]);
+    expect(refused.events?.map((e) => e.name)).toEqual(['upstream.refused']);
+    expect(scan.requests).toHaveLength(2);
   });
 });
