@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 
 /**
  * The only reader of process.env: every setting of the gateway and the devnet, parsed, checked and
@@ -60,7 +61,24 @@ export interface Config {
   dialects: DialectConfig;
   cors: CorsConfig;
   tracing: TracingConfig;
+  scale: ScaleConfig;
   devnet: DevnetConfig;
+}
+
+/** Beyond one process (issue 14): workers, caches shared through Redis, per-client rate limits. */
+export interface ScaleConfig {
+  /** Worker processes sharing the port (WORKERS; `auto` = the machine's available parallelism). */
+  workers: number;
+  /** REDIS_URL: the shared response cache, validator list and rate-limit counters; null = in process. */
+  redisUrl: string | null;
+  /** The budget of one Redis command (REDIS_TIMEOUT_MS): beyond it the gateway goes on without Redis. */
+  redisTimeoutMs: number;
+  /** Cost points a client may spend per window (RATE_LIMIT_POINTS); 0 turns rate limiting off. */
+  rateLimitPoints: number;
+  /** The rate-limit window (RATE_LIMIT_WINDOW_MS). */
+  rateLimitWindowMs: number;
+  /** How many proxies in front of the gateway to trust in `x-forwarded-for` (TRUST_PROXY); 0 = the socket's address. */
+  trustProxy: number;
 }
 
 /**
@@ -218,6 +236,26 @@ function tracing(env: Env): TracingConfig {
   });
 }
 
+function workers(env: Env): number {
+  if (env.WORKERS?.trim().toLowerCase() === 'auto') return availableParallelism();
+  return int(env, 'WORKERS', 1, 1, 256);
+}
+
+function redisUrl(env: Env): string | null {
+  const raw = env.REDIS_URL?.trim();
+  if (!raw) return null;
+  let parsed: URL | null = null;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    parsed = null;
+  }
+  if (!parsed || (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:')) {
+    throw new ConfigError('REDIS_URL must be a redis:// or rediss:// URL');
+  }
+  return raw;
+}
+
 function dialect(env: Env): DevnetDialect {
   const raw = env.DEVNET_DIALECT || 'spec';
   if (raw !== 'spec' && raw !== 'kratos') {
@@ -299,6 +337,16 @@ export function loadConfig(env: Env = process.env): Config {
       localhost: !env.CORS_ORIGINS?.trim() && given.length === 0,
     }),
     tracing: tracing(env),
+    scale: Object.freeze({
+      workers: workers(env),
+      redisUrl: redisUrl(env),
+      redisTimeoutMs: int(env, 'REDIS_TIMEOUT_MS', 100, 1, 10_000),
+      // A public explorer's default: 30,000 points a minute, about 18 loads of the 100-row
+      // validator table (cost ~1,600) or 3,000 exact searches (cost 10) per client.
+      rateLimitPoints: int(env, 'RATE_LIMIT_POINTS', 30_000, 0, 100_000_000),
+      rateLimitWindowMs: int(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 1_000, 86_400_000),
+      trustProxy: int(env, 'TRUST_PROXY', 0, 0, 10),
+    }),
     devnet: loadDevnetConfig(env),
   });
 }
