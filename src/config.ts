@@ -341,8 +341,8 @@ export function loadConfig(env: Env = process.env): Config {
       workers: workers(env),
       redisUrl: redisUrl(env),
       redisTimeoutMs: int(env, 'REDIS_TIMEOUT_MS', 100, 1, 10_000),
-      // A public explorer's default: 30,000 points a minute, about 18 loads of the 100-row
-      // validator table (cost ~1,600) or 3,000 exact searches (cost 10) per client.
+      // A public explorer's default: 30,000 points a minute per client, about 18 loads of the
+      // 100-row validator table (cost 1,610) or 730 exact searches (cost 41).
       rateLimitPoints: int(env, 'RATE_LIMIT_POINTS', 30_000, 0, 100_000_000),
       rateLimitWindowMs: int(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 1_000, 86_400_000),
       trustProxy: int(env, 'TRUST_PROXY', 0, 0, 10),

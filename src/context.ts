@@ -9,6 +9,11 @@ export interface Context {
   loaders: Loaders;
   /** The highest query cost this request may have. */
   maxComplexity: number;
+  /**
+   * The operation's cost when the rate limit has already priced it (within maxComplexity, see
+   * rate-limit.ts): the complexity plugin does not price it a second time.
+   */
+  cost?: number;
   /** Counts an upstream enum value the graph answered as UNSPECIFIED (see /metrics). */
   unknownEnumValue(enumName: string): void;
 }

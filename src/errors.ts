@@ -11,6 +11,8 @@ export const CONTRACT_CODES = [
   'UPSTREAM_UNAVAILABLE',
   'UPSTREAM_ERROR',
   'INTERNAL_SERVER_ERROR',
+  // contract.md §5, Rate limits: over a client's budget (HTTP 429, with `extensions.retryAfterMs`).
+  'RATE_LIMITED',
 ] as const;
 
 export type ErrorCode = (typeof CONTRACT_CODES)[number];

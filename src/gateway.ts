@@ -14,8 +14,12 @@ import { createRequestListener } from './http/fast-path.js';
 import { limitPlugins } from './limits.js';
 import { Loaders, ValidatorCache } from './loaders.js';
 import { GatewayMetrics } from './metrics.js';
+import { RateLimit } from './rate-limit.js';
+import { RedisStore } from './redis.js';
 import { usePublicResponseCache } from './response-cache.js';
 import { schema } from './schema/index.js';
+import { printedSchema } from './schema/print.js';
+import { SharedCache, sharedKeyPrefix } from './shared-cache.js';
 import { operationLabeler, traceOf, useTelemetry, yogaLogger } from './telemetry.js';
 import { createUpstreams, type Upstreams } from './upstream/index.js';
 
@@ -34,6 +38,7 @@ export type GatewaySettings = Pick<
   | 'limits'
   | 'dialects'
   | 'cors'
+  | 'scale'
 >;
 
 export interface GatewayOptions extends GatewaySettings {
@@ -46,6 +51,8 @@ export interface GatewayOptions extends GatewaySettings {
   exampleToken?: string;
   /** Variables of GraphiQL's tabs, by operation name (the devnet's in devnet mode; else `{}`). */
   exampleVariables?: Readonly<Record<string, unknown>>;
+  /** What `/metrics` serves instead of this gateway's registry (a cluster worker: every worker's). */
+  scrapeMetrics?: () => Promise<string>;
 }
 
 export interface Gateway {
@@ -54,6 +61,8 @@ export interface Gateway {
   /** The node:http listener: Yoga, with a fast path for plain JSON POSTs (see http/fast-path.ts). */
   listener: RequestListener;
   upstreams: Upstreams;
+  /** The per-client rate limit; null when RATE_LIMIT_POINTS is 0. */
+  rateLimit: RateLimit | null;
   close(): Promise<void>;
 }
 
@@ -76,22 +85,32 @@ query Overview {
 
 /**
  * `/healthz`: the process is up. `/readyz`: 200 only when every upstream answers.
- * `/metrics`: Prometheus text.
+ * `/metrics`: Prometheus text, of this gateway's registry unless `scrape` says otherwise.
  */
-function useOperationalEndpoints(upstreams: Upstreams, metrics: GatewayMetrics): Plugin {
+function useOperationalEndpoints(
+  upstreams: Upstreams,
+  metrics: GatewayMetrics,
+  scrape: () => Promise<string> = () => metrics.registry.metrics(),
+  redis: RedisStore | null = null,
+): Plugin {
   const json = (status: number, body: unknown) =>
     new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
   return {
     async onRequest({ url, endResponse }) {
       if (url.pathname === '/healthz') endResponse(json(200, { status: 'ok' }));
       else if (url.pathname === '/readyz') {
-        const upstreamsUp = await upstreams.ping();
+        const [upstreamsUp, redisUp] = await Promise.all([upstreams.ping(), redis?.ping()]);
         const ready = Object.values(upstreamsUp).every(Boolean);
+        // Redis is reported, never required: without it answers come from the upstreams.
         endResponse(
-          json(ready ? 200 : 503, { status: ready ? 'ready' : 'not ready', upstreams: upstreamsUp }),
+          json(ready ? 200 : 503, {
+            status: ready ? 'ready' : 'not ready',
+            upstreams: upstreamsUp,
+            ...(redis ? { redis: redisUp ? 'up' : 'down' } : {}),
+          }),
         );
       } else if (url.pathname === '/metrics') {
-        const text = await metrics.registry.metrics();
+        const text = await scrape();
         endResponse(new Response(text, { headers: { 'content-type': metrics.registry.contentType } }));
       }
     },
@@ -152,11 +171,50 @@ export function createGateway(options: GatewayOptions): Gateway {
   const persisted = options.persistedOperations ?? null;
   const telemetry = { metrics, logger: options.logger ?? pino({ level: 'silent' }) };
   const operationLabel = operationLabeler();
-  const validatorCache = new ValidatorCache(options.validatorCacheTtlMs, Date.now, (hit) =>
-    metrics.observeCache('validators', hit),
+  // REDIS_URL: the validator list and public answers shared by every instance, behind the
+  // in-process caches (shared-cache.ts); never needed for an answer (redis.ts).
+  const redis = options.scale.redisUrl
+    ? new RedisStore({
+        url: options.scale.redisUrl,
+        timeoutMs: options.scale.redisTimeoutMs,
+        logger: telemetry.logger,
+        onError: (kind) => metrics.observeRedisError(kind),
+      })
+    : null;
+  const shared = redis
+    ? new SharedCache(
+        redis,
+        sharedKeyPrefix(printedSchema(), { urls: options.upstreamUrls, dialects: options.dialects }),
+        options.upstreamTimeoutMs,
+        (cache, result) => metrics.observeSharedCache(cache, result),
+      )
+    : null;
+  if (redis) metrics.watchRedis(() => redis.up);
+  const validatorCache = new ValidatorCache(
+    options.validatorCacheTtlMs,
+    Date.now,
+    (hit) => metrics.observeCache('validators', hit),
+    shared
+      ? (fetch) =>
+          shared.getOrFill('validators', 'list', options.validatorCacheTtlMs, fetch).then((got) => {
+            // A list read from Redis teaches staking's account encoding as a fetched one does.
+            upstreams.stake.learnAccountsFrom(got.value);
+            return got;
+          })
+      : undefined,
   );
 
   const cors = new CorsPolicy(options.cors);
+  // Per-client budgets of query cost (rate-limit.ts); RATE_LIMIT_POINTS=0: no limiter at all.
+  const rateLimit =
+    options.scale.rateLimitPoints > 0
+      ? new RateLimit(
+          options.scale,
+          { logger: telemetry.logger, refused: () => metrics.observeRateLimited() },
+          // The counters share the gateway's one Redis connection.
+          redis?.client ?? null,
+        )
+      : null;
   const unknownEnumValue = (enumName: string) => metrics.observeUnknownEnum(enumName);
 
   const yoga = createYoga<Record<string, unknown>, Context>({
@@ -198,12 +256,14 @@ export function createGateway(options: GatewayOptions): Gateway {
       // First: every request gets its trace (and so its x-request-id), health checks included.
       useTelemetry(telemetry, operationLabel),
       useAnswers(cors),
-      useOperationalEndpoints(upstreams, metrics),
+      useOperationalEndpoints(upstreams, metrics, options.scrapeMetrics, redis),
       ...(persisted ? [usePersistedOnly(persisted)] : []),
       // A request must carry a header a plain HTML form cannot set (content-type application/json
       // counts), so that a cross-site form POST cannot act with a visitor's cookies.
       useCSRFPrevention({ requestHeaders: ['x-graphql-csrf', 'apollo-require-preflight'] }),
       ...limitPlugins(options.limits, options),
+      // Before execution (and before the response cache): every operation is charged its cost.
+      ...(rateLimit ? [rateLimit.plugin()] : []),
       // Operations compiled once to JavaScript (and their results serialized by a compiled
       // stringifier): execution of a 100-row page is several times faster than interpreting it.
       // Queries only: the mutation runs once per call and gains nothing, and graphql-jit names
@@ -217,8 +277,11 @@ export function createGateway(options: GatewayOptions): Gateway {
       ),
       ...(options.responseCacheTtlMs > 0
         ? [
-            usePublicResponseCache(options.responseCacheTtlMs, (hit) =>
-              metrics.observeCache('responses', hit),
+            usePublicResponseCache(
+              options.responseCacheTtlMs,
+              (hit) => metrics.observeCache('responses', hit),
+              undefined,
+              shared,
             ),
           ]
         : []),
@@ -230,6 +293,9 @@ export function createGateway(options: GatewayOptions): Gateway {
     metrics,
     listener: createRequestListener(yoga, options.limits.requestBytes, telemetry, cors, !persisted),
     upstreams,
-    close: () => upstreams.close(),
+    rateLimit,
+    close: async () => {
+      await Promise.all([upstreams.close(), redis?.close()]);
+    },
   };
 }

@@ -49,7 +49,9 @@ export class ValidatorDirectory {
  * caller's token or signal, so one caller can neither see another's data through it nor cancel
  * another's read. Concurrent misses share one fetch; a failed fetch is not kept. A fresh list
  * already fetched is handed out as it is, not wrapped in a promise, so that a request joining
- * 20 rows to it answers them synchronously.
+ * 20 rows to it answers them synchronously. With `shared` (REDIS_URL), a miss here reads the
+ * list through Redis first (shared-cache.ts), and this cache is the first level in front of it:
+ * an entry read from Redis lives only for what is left of its Redis TTL.
  */
 export class ValidatorCache {
   private entry: {
@@ -62,6 +64,9 @@ export class ValidatorCache {
     private readonly ttlMs: number,
     private readonly now: () => number = Date.now,
     private readonly onLookup: (hit: boolean) => void = () => {},
+    private readonly shared?: (
+      fetch: () => Promise<ValidatorList>,
+    ) => Promise<{ value: ValidatorList; ttlMs: number }>,
   ) {}
 
   get(fetch: () => Promise<ValidatorList>): ValidatorDirectory | Promise<ValidatorDirectory> {
@@ -70,13 +75,20 @@ export class ValidatorCache {
     const hit = entry !== null && entry.expires > this.now();
     this.onLookup(hit);
     if (hit) return entry.settled ?? entry.value;
-    const value = fetch().then((list) => new ValidatorDirectory(list));
+    let ttlMs = this.ttlMs;
+    const list = this.shared
+      ? this.shared(fetch).then((shared) => {
+          ttlMs = Math.min(shared.ttlMs, this.ttlMs);
+          return shared.value;
+        })
+      : fetch();
+    const value = list.then((list) => new ValidatorDirectory(list));
     const fresh: NonNullable<ValidatorCache['entry']> = { expires: Number.POSITIVE_INFINITY, value };
     this.entry = fresh;
     value.then(
       (directory) => {
         fresh.settled = directory;
-        fresh.expires = this.now() + this.ttlMs;
+        fresh.expires = this.now() + ttlMs;
       },
       () => {
         if (this.entry === fresh) this.entry = null;

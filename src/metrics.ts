@@ -57,10 +57,27 @@ export class GatewayMetrics {
     labelNames: ['cache', 'result'] as const,
     registers: [this.registry],
   });
+  private readonly sharedCache = new Counter({
+    name: 'shared_cache_requests_total',
+    help: 'Lookups in Redis (REDIS_URL) after a miss in process, by cache and result (hit, waited for another instance, miss, unavailable).',
+    labelNames: ['cache', 'result'] as const,
+    registers: [this.registry],
+  });
+  private readonly redisErrors = new Counter({
+    name: 'redis_errors_total',
+    help: 'Redis commands of the shared caches that failed (error, timeout) or were skipped while its breaker was open (circuit_open).',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
   private readonly unknownEnums = new Counter({
     name: 'upstream_enum_unknown_values_total',
     help: 'Upstream enum values outside the graph’s enum, answered as UNSPECIFIED, by GraphQL enum.',
     labelNames: ['enum'] as const,
+    registers: [this.registry],
+  });
+  private readonly rateLimited = new Counter({
+    name: 'rate_limited_requests_total',
+    help: 'GraphQL operations refused because their client was over its rate-limit budget (HTTP 429).',
     registers: [this.registry],
   });
   readonly inFlight = new Gauge({
@@ -76,6 +93,8 @@ export class GatewayMetrics {
       help: 'Circuit breaker of each upstream: 0 closed, 1 half-open, 2 open.',
       labelNames: ['upstream'] as const,
       registers: [this.registry],
+      // Across workers (cluster.ts): the worst state, where other metrics sum.
+      aggregator: 'max',
       collect() {
         for (const [upstream, s] of Object.entries(circuits())) this.set({ upstream }, state[s]);
       },
@@ -113,8 +132,37 @@ export class GatewayMetrics {
     this.child(`n\0${enumName}`, () => this.unknownEnums.labels(enumName)).inc();
   }
 
+  observeRateLimited(): void {
+    this.rateLimited.inc();
+  }
+
   observeCache(cache: 'validators' | 'responses', hit: boolean): void {
     const result = hit ? 'hit' : 'miss';
     this.child(`c\0${cache}\0${result}`, () => this.cache.labels(cache, result)).inc();
+  }
+
+  observeSharedCache(
+    cache: 'validators' | 'responses',
+    result: 'hit' | 'waited' | 'miss' | 'unavailable',
+  ): void {
+    this.child(`s\0${cache}\0${result}`, () => this.sharedCache.labels(cache, result)).inc();
+  }
+
+  observeRedisError(kind: 'timeout' | 'error' | 'circuit_open'): void {
+    this.child(`x\0${kind}`, () => this.redisErrors.labels(kind)).inc();
+  }
+
+  /** `redis_up` (1 or 0), for a gateway with REDIS_URL only. */
+  watchRedis(up: () => boolean): void {
+    new Gauge({
+      name: 'redis_up',
+      help: 'Whether the shared caches use Redis (0 from its breaker opening until it answers again).',
+      registers: [this.registry],
+      // Summed across cluster workers it would count workers; any worker without Redis shows 0.
+      aggregator: 'min',
+      collect() {
+        this.set(up() ? 1 : 0);
+      },
+    });
   }
 }

@@ -8,12 +8,14 @@ import {
   type GraphQLSchema,
   getOperationAST,
   Kind,
+  print,
   TypeInfo,
   visit,
   visitWithTypeInfo,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { declaredCacheScope } from './schema/cache-scope.js';
+import type { SharedCache, SharedFill } from './shared-cache.js';
 
 /**
  * Whole results of public queries reused for a while, and the same answers offered to CDNs and
@@ -119,14 +121,31 @@ function matches(ifNoneMatch: string | null, etag: string): boolean {
     .some((tag) => tag === '*' || tag === etag);
 }
 
+/**
+ * With `shared` (REDIS_URL), the entries here are a first level in front of Redis: a miss here
+ * reads the answer from Redis, or waits for another instance that is executing the same operation,
+ * or executes it and stores the answer for the others (shared-cache.ts). Only the public
+ * operations chosen above ever reach Redis.
+ */
 export function usePublicResponseCache(
   ttlMs: number,
   onLookup: (hit: boolean) => void = () => {},
   maxEntries = 2_000,
+  shared: SharedCache | null = null,
 ): Plugin {
   // Documents are keyed by identity: parsed documents are cached and reused by Yoga.
   const documentIds = new WeakMap<DocumentNode, number>();
   let nextId = 0;
+  // Across instances a document is known by a hash of its printed text, computed once per document.
+  const documentHashes = new WeakMap<DocumentNode, string>();
+  const sharedId = (document: DocumentNode, rest: string) => {
+    let digest = documentHashes.get(document);
+    if (digest === undefined) {
+      digest = createHash('sha256').update(print(document)).digest('base64url');
+      documentHashes.set(document, digest);
+    }
+    return createHash('sha256').update(`${digest}\u0000${rest}`).digest('base64url');
+  };
   const entries = new Map<string, { expires: number; result: ExecutionResult }>();
   // GET requests whose every operation was public and answered without errors: their response
   // may be kept by a CDN. A request with a private operation or an error is marked false.
@@ -146,7 +165,8 @@ export function usePublicResponseCache(
         id = nextId++;
         documentIds.set(args.document, id);
       }
-      const key = `${id}\u0000${args.operationName ?? ''}\u0000${JSON.stringify(args.variableValues ?? {})}`;
+      const rest = `${args.operationName ?? ''}\u0000${JSON.stringify(args.variableValues ?? {})}`;
+      const key = `${id}\u0000${rest}`;
       const hit = entries.get(key);
       const fresh = hit !== undefined && hit.expires > Date.now();
       onLookup(fresh);
@@ -154,17 +174,29 @@ export function usePublicResponseCache(
         setResultAndStopExecution((hit as { result: ExecutionResult }).result);
         return;
       }
-      return {
-        onExecuteDone({ result }) {
+      const remember = (result: ExecutionResult, forMs: number) => {
+        if (entries.size >= maxEntries) entries.delete(entries.keys().next().value as string);
+        entries.set(key, { expires: Date.now() + forMs, result });
+      };
+      const execute = (fill: SharedFill | null) => ({
+        onExecuteDone({ result }: { result: unknown }) {
           const single = result as ExecutionResult;
           if (Symbol.asyncIterator in (result as object) || single.errors?.length) {
             if (get) shareable.set(get, false);
+            if (fill) shared?.failed(fill);
             return;
           }
-          if (entries.size >= maxEntries) entries.delete(entries.keys().next().value as string);
-          entries.set(key, { expires: Date.now() + ttlMs, result: single });
+          remember(single, ttlMs);
+          if (fill) shared?.filled(fill, single, ttlMs);
         },
-      };
+      });
+      if (!shared) return execute(null);
+      return shared.begin<ExecutionResult>('responses', sharedId(args.document, rest)).then((lookup) => {
+        if ('fill' in lookup) return execute(lookup.fill);
+        remember(lookup.found.value, Math.min(lookup.found.ttlMs, ttlMs));
+        setResultAndStopExecution(lookup.found.value);
+        return undefined;
+      });
     },
     // The rest of /graphql answers `no-store` (http/answer.ts); a shareable GET answers
     // `public, max-age` with an entity tag, and a 304 without a body when the caller has it.

@@ -1,18 +1,25 @@
 /** `npm start`: the gateway on HOST:PORT, on the embedded devnet when no upstream is configured. */
+import cluster from 'node:cluster';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { hostname } from 'node:os';
 import { type Logger, pino } from 'pino';
+import { type DevnetHandoff, joinPrimary, runPrimary } from './cluster.js';
 import { type Config, ConfigError, loadConfig, loadPersistedOperations } from './config.js';
 import { exampleVariables } from './devnet/examples.js';
 import { type Devnet, startDevnet } from './devnet/index.js';
-import { createGateway } from './gateway.js';
 import { startTracing, stopTracing } from './tracing.js';
 
 async function main(config: Config): Promise<void> {
+  // WORKERS > 1: this process is the primary, which serves nothing itself, or one of its workers,
+  // which runs on the primary's devnet (see cluster.ts). WORKERS=1 is one process, even when another
+  // manager forks it as a cluster worker (PM2's cluster mode).
+  const primary = config.scale.workers > 1 && cluster.isPrimary;
+  const worker = config.scale.workers > 1 && cluster.isWorker ? await joinPrimary() : null;
   // Before anything serves: OpenTelemetry's SDK, only when an OTLP endpoint is configured.
-  await startTracing(config.tracing);
+  if (!primary) await startTracing(config.tracing);
   let devnet: Devnet | null = null;
-  if (!config.upstreams) {
+  if (!config.upstreams && !worker) {
     devnet = await startDevnet({
       seed: config.devnet.seed,
       token: config.devnet.token,
@@ -23,10 +30,27 @@ async function main(config: Config): Promise<void> {
       bech32Prefix: config.devnet.bech32Prefix,
     });
   }
-  // One JSON line per GraphQL request (pretty in a terminal). The startup banner below is plain
-  // text for the person who started the process, not a log line.
+  const onDevnet: DevnetHandoff | null = worker
+    ? worker.devnet
+    : devnet && { urls: devnet.urls, token: devnet.token, exampleVariables: exampleVariables(devnet.data) };
+  if (primary) {
+    runPrimary({
+      workers: config.scale.workers,
+      devnet: onDevnet,
+      drainMs: config.upstreamTimeoutMs + 5_000,
+      listening: (port) => printBanner(config, port, onDevnet),
+      close: async () => {
+        await devnet?.close();
+      },
+    });
+    return;
+  }
+  // One JSON line per GraphQL request (pretty in a terminal). The startup banner (printBanner) is
+  // plain text for the person who started the process, not a log line.
   const options = {
     level: config.logLevel,
+    // A worker's lines name it (pino's default base is pid and hostname).
+    ...(worker ? { base: { pid: process.pid, hostname: hostname(), worker: worker.id } } : {}),
     redact: { paths: ['authorization', '*.authorization', 'token', '*.token'], censor: '[redacted]' },
   };
   let logger: Logger;
@@ -44,38 +68,29 @@ async function main(config: Config): Promise<void> {
     logger = pino(options, pino.destination({ sync: false, minLength: 4096 }));
     setInterval(() => logger.flush(), 1000).unref();
   }
+  // Loaded here, not at the top: the primary of WORKERS > 1 never builds a gateway, and starts
+  // (and forks) sooner without loading one.
+  const { createGateway } = await import('./gateway.js');
   const gateway = createGateway({
     ...config,
     logger,
     persistedOperations: config.persistedOperationsFile
       ? loadPersistedOperations(config.persistedOperationsFile)
       : null,
-    upstreamUrls: config.upstreams ?? (devnet as Devnet).urls,
-    ...(devnet ? { exampleToken: devnet.token, exampleVariables: exampleVariables(devnet.data) } : {}),
+    upstreamUrls: config.upstreams ?? (onDevnet as DevnetHandoff).urls,
+    ...(onDevnet ? { exampleToken: onDevnet.token, exampleVariables: onDevnet.exampleVariables } : {}),
+    // A worker's /metrics answers for every worker.
+    ...(worker ? { scrapeMetrics: worker.metrics } : {}),
   });
+  worker?.share(gateway.metrics.registry);
   const server = createServer(gateway.listener);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, resolve);
   });
 
-  const { port } = server.address() as AddressInfo;
-  const endpoint = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}/graphql`;
-  console.log(
-    `gateway listening on ${endpoint}${config.graphiql ? ' (open it in a browser for GraphiQL)' : ''}`,
-  );
-  if (devnet) {
-    const { scan, explorer, stake } = devnet.urls;
-    console.log(
-      `no upstream configured: running on the embedded devnet (SCAN_URL=${scan} EXPLORER_URL=${explorer} STAKE_URL=${stake})`,
-    );
-    console.log(
-      `devnet token for contractsBySymbol, failedTransactions and updateBuybackRound: Authorization: Bearer ${devnet.token}`,
-    );
-    console.log(
-      `try: curl -s ${endpoint} -H 'content-type: application/json' -d '{"query":"{ validators(pageSize: 3) { nodes { moniker tokens } } }"}'`,
-    );
-  }
+  // A worker's port is the primary's, which prints the banner once all workers listen.
+  if (!worker) printBanner(config, (server.address() as AddressInfo).port, onDevnet);
 
   let stopping = false;
   const stop = (signal: string) => {
@@ -90,8 +105,11 @@ async function main(config: Config): Promise<void> {
       process.exit(0);
     });
     server.closeIdleConnections();
-    // Printed once the listening socket is closed: from this line on, new connections are refused.
-    console.log(`${signal}: finishing in-flight requests, refusing new ones`);
+    // Printed once the listening socket is closed: from this line on, new connections are refused
+    // (in a worker: handed to the others; the primary closes the port once every worker has).
+    console.log(
+      `${worker ? `worker ${worker.id}: ` : ''}${signal}: finishing in-flight requests, refusing new ones`,
+    );
     // Every request ends within the upstream budget; one that does not is cut off.
     setTimeout(() => {
       console.error('requests still running after the drain deadline: closing them');
@@ -101,6 +119,28 @@ async function main(config: Config): Promise<void> {
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
+  worker?.onDrain(stop);
+}
+
+/** The startup banner: plain text for the person who started the process, not a log line. */
+function printBanner(config: Config, port: number, devnet: DevnetHandoff | null): void {
+  const endpoint = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}/graphql`;
+  const workers = config.scale.workers > 1 ? ` (${config.scale.workers} workers)` : '';
+  console.log(
+    `gateway listening on ${endpoint}${workers}${config.graphiql ? ' (open it in a browser for GraphiQL)' : ''}`,
+  );
+  if (devnet) {
+    const { scan, explorer, stake } = devnet.urls;
+    console.log(
+      `no upstream configured: running on the embedded devnet (SCAN_URL=${scan} EXPLORER_URL=${explorer} STAKE_URL=${stake})`,
+    );
+    console.log(
+      `devnet token for contractsBySymbol, failedTransactions and updateBuybackRound: Authorization: Bearer ${devnet.token}`,
+    );
+    console.log(
+      `try: curl -s ${endpoint} -H 'content-type: application/json' -d '{"query":"{ validators(pageSize: 3) { nodes { moniker tokens } } }"}'`,
+    );
+  }
 }
 
 try {

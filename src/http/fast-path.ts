@@ -71,11 +71,13 @@ export function createRequestListener(
     for (const [name, value] of Object.entries(req.headers)) {
       if (typeof value === 'string') headers.set(name, value);
     }
-    const response = await yoga.fetch(`http://${req.headers.host ?? 'localhost'}${req.url}`, {
-      method: 'POST',
-      headers,
-      body: new Uint8Array(body),
-    });
+    // The node:http request goes along as server context, as Yoga's node adapter passes it: the
+    // rate limit reads the client's address from it.
+    const response = await yoga.fetch(
+      `http://${req.headers.host ?? 'localhost'}${req.url}`,
+      { method: 'POST', headers, body: new Uint8Array(body) },
+      { req, res },
+    );
     const text = Buffer.from(await response.arrayBuffer());
     if (res.destroyed) return;
     res.writeHead(response.status, Object.fromEntries(response.headers));

@@ -32,7 +32,9 @@ export const builder = new SchemaBuilder<GatewayTypes>({
     // Short lists (search suggestions, rewards) count 10 items; paged fields set their own
     // multiplier from pageSize, and their `nodes` list multiplies by 1.
     defaultListMultiplier: 10,
-    limit: (ctx) => ({ complexity: ctx.maxComplexity }),
+    // An operation the rate limit priced before execution (rate-limit.ts) is known to be within
+    // the limit: no second pricing. Otherwise the plugin prices it when the first root field runs.
+    limit: (ctx) => (ctx.cost === undefined ? { complexity: ctx.maxComplexity } : {}),
     complexityError: (kind, result) =>
       new GatewayError(
         `The query costs ${result.complexity}; at most ${result.maxComplexity} is allowed. Ask for smaller pages or fewer fields.`,

@@ -258,6 +258,8 @@ export async function startTarget(target: string, urls: Record<string, string>) 
           ...urls,
           PORT: '0',
           NODE_ENV: 'production',
+          // The load generator is one client: unthrottled, so that figures stay comparable.
+          RATE_LIMIT_POINTS: '0',
         });
   const output = await started.ready.catch((error) => {
     started.child.kill('SIGTERM');

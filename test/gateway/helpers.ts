@@ -64,10 +64,13 @@ export async function graphql<T = any>(
 /**
  * Gateway settings for tests: development defaults, and no caches shared between requests unless
  * asked, or unless the test project runs with the production cache defaults (vitest.config.ts).
+ * No rate limit unless asked (`scale: { ...config.scale, rateLimitPoints: n }`): a suite sends far
+ * more than a client's budget from one address.
  */
 export function testSettings(overrides: Partial<GatewayOptions> = {}): Omit<GatewayOptions, 'upstreamUrls'> {
+  const config = loadConfig({});
   const caches = inject('productionCaches') ? {} : { validatorCacheTtlMs: 0, responseCacheTtlMs: 0 };
-  return { ...loadConfig({}), ...caches, ...overrides };
+  return { ...config, ...caches, scale: { ...config.scale, rateLimitPoints: 0 }, ...overrides };
 }
 
 /** Which dialect and variant the devnet speaks in this test project (see vitest.config.ts). */

@@ -1,7 +1,7 @@
 import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { type Devnet, startDevnet } from '../../src/devnet/index.js';
 import { createGateway, type Gateway } from '../../src/gateway.js';
@@ -35,8 +35,12 @@ async function serve(listener: RequestListener) {
   };
 }
 
-/** A production gateway over these upstreams, served by its listener and by Yoga's adapter. */
-async function pair(urls: Devnet['urls']): Promise<Pair> {
+/**
+ * A production gateway over these upstreams, served by its listener and by Yoga's adapter. Rate
+ * limited (both transports go through the limiter) with a budget these tests never reach, unless
+ * `rateLimitPoints` says otherwise.
+ */
+async function pair(urls: Devnet['urls'], rateLimitPoints = '100000000'): Promise<Pair> {
   const config = loadConfig({
     NODE_ENV: 'production',
     SCAN_URL: urls.scan,
@@ -45,6 +49,7 @@ async function pair(urls: Devnet['urls']): Promise<Pair> {
     CORS_ORIGINS: ALLOWED,
     // Deep enough for every screen of test/operations/, shallow enough to reach with this schema.
     MAX_DEPTH: '6',
+    RATE_LIMIT_POINTS: rateLimitPoints,
   });
   const gateway = createGateway({ ...config, upstreamUrls: urls });
   const fast = await serve(gateway.listener);
@@ -65,6 +70,8 @@ let devnet: Devnet;
 let up: Pair;
 /** The same, with staking down (connections refused). */
 let down: Pair;
+/** The same, with a budget of 1 point: every operation but `{ __typename }` is over it. */
+let limited: Pair;
 
 beforeAll(async () => {
   devnet = await startDevnet(devnetOptions());
@@ -72,10 +79,12 @@ beforeAll(async () => {
   await dead.close();
   up = await pair(devnet.urls);
   down = await pair({ ...devnet.urls, stake: dead.url });
+  limited = await pair(devnet.urls, '1');
 });
 afterAll(async () => {
   await up?.close();
   await down?.close();
+  await limited?.close();
   await devnet?.close();
 });
 
@@ -305,6 +314,36 @@ describe('the same answer on both transports', () => {
         expect(answer.headers['access-control-allow-methods']).toBe(allowed && 'GET, POST, OPTIONS');
       }
       expect(answer.headers['x-request-id'], call.path).toBe('parity-test');
+    }
+  });
+
+  it('over the rate limit: 429, retry-after, RATE_LIMITED', async () => {
+    // The clock stands still while both are asked, so that both say the same retry-after.
+    const now = vi.spyOn(Date, 'now').mockReturnValue(Date.now());
+    try {
+      const answer = await alike(
+        post('{ validatorStatistics { totalValidators } }', {}, { origin: ALLOWED }),
+        limited,
+      );
+      expect(answer.status).toBe(429);
+      expect(answer.headers['retry-after']).toBe('60');
+      expect(answer.headers['access-control-allow-origin']).toBe(ALLOWED);
+      expect(answer.headers['cache-control']).toBe('no-store');
+      expect(parseAnswer(answer.body).errors).toEqual([
+        expect.objectContaining({ extensions: { code: 'RATE_LIMITED', retryAfterMs: 60_000 } }),
+      ]);
+      const get = await alike(
+        {
+          method: 'GET',
+          path: '/graphql?query=%7BvalidatorStatistics%7BtotalValidators%7D%7D',
+          headers: { accept: 'application/json', 'x-graphql-csrf': '1' },
+        },
+        limited,
+      );
+      expect(get.status).toBe(429);
+      expect(codesOf(get)).toEqual(['RATE_LIMITED']);
+    } finally {
+      now.mockRestore();
     }
   });
 

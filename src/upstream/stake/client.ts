@@ -263,13 +263,18 @@ export class StakeClient {
       }
       for (const v of p.validators) seen.add(v.operatorAddress);
     }
-    const validators = pages.flatMap((p) => p.validators);
-    const sample = validators[0];
+    const list = { validators: pages.flatMap((p) => p.validators), statistics: first.statistics };
+    this.learnAccountsFrom(list);
+    return list;
+  }
+
+  /** Learns staking's account encoding from a validator list (read here, or shared through Redis). */
+  learnAccountsFrom(list: ValidatorList): void {
+    const sample = list.validators[0];
     if (sample) {
       this.accounts.learnFrom(sample.walletAddress);
       this.accounts.learnFrom(sample.operatorAddress);
     }
-    return { validators, statistics: first.statistics };
   }
 
   /**

@@ -1,0 +1,238 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { RedisStore } from './redis.js';
+
+/**
+ * The second level of the public caches (validator list, public responses) when REDIS_URL is set:
+ * values shared by every instance through Redis, behind each process's own first level.
+ *
+ * - Only public values come here: the validator list (read without any caller's token) and whole
+ *   answers of operations whose every field is declared public (response-cache.ts decides).
+ * - Keys start with a version prefix: the format version below and a hash of the printed schema,
+ *   then a hash of the upstreams read. A deploy that changes the schema or the stored shape (bump
+ *   `SHARED_FORMAT_VERSION`) reads none of the old keys, which expire on their own.
+ * - A miss takes a short lock (`SET …:lock NX PX <upstream timeout>`, in one script with a second
+ *   look at the value, so that a value stored meanwhile is not fetched again): the instance that gets it
+ *   fetches and stores the value, releasing the lock in the same script; the others poll for the
+ *   value until it comes, the lock goes without a value (the fetch failed), or the upstream timeout
+ *   passes, and then fetch themselves. So concurrent misses across instances make one fetch.
+ * - Every Redis command may fail (RedisStore: short timeout, breaker): a failure means "no shared
+ *   value", and the caller fetches from the upstreams as it would without Redis.
+ */
+
+/** Bump when the shape of a stored value changes without the schema changing. */
+export const SHARED_FORMAT_VERSION = 1;
+
+const hash = (text: string, length = 16) =>
+  createHash('sha256').update(text).digest('base64url').slice(0, length);
+
+/**
+ * `gw:v<format>:<schema hash>:<upstreams hash>:`: a changed schema, format or set of upstreams
+ * (URLs and dialect settings) never reads another's keys.
+ */
+export function sharedKeyPrefix(printedSchema: string, upstreams: unknown): string {
+  return `gw:v${SHARED_FORMAT_VERSION}:${hash(printedSchema)}:${hash(JSON.stringify(upstreams), 8)}:`;
+}
+
+export type SharedCacheName = 'validators' | 'responses';
+/**
+ * hit: found in Redis; waited: found after waiting for another instance's fetch; miss: fetched
+ * here (and stored); unavailable: Redis did not answer, fetched here without it.
+ */
+export type SharedLookup = 'hit' | 'waited' | 'miss' | 'unavailable';
+
+export interface SharedValue<T> {
+  value: T;
+  /** How long it stays valid from now (what is left of its Redis TTL). */
+  ttlMs: number;
+}
+
+/** A fetch to make here: where to store its value, and the lock to release (none when not held). */
+export interface SharedFill {
+  key: string;
+  lock: SharedLock | null;
+  /** False when Redis did not answer: nothing is written. */
+  store: boolean;
+}
+
+export interface SharedLock {
+  key: string;
+  lockKey: string;
+  token: string;
+}
+
+/** Stores the value and releases the lock if it is still the caller's, in one round trip. */
+const STORE_AND_RELEASE = `redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+if ARGV[3] ~= '' and redis.call('GET', KEYS[2]) == ARGV[3] then redis.call('DEL', KEYS[2]) end
+return 1`;
+/** 1 and the value if there is one, else 2 when the lock was taken, else 3 (held by another). */
+const VALUE_OR_LOCK = `local value = redis.call('GET', KEYS[1])
+if value then return {1, value} end
+if redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2], 'NX') then return {2} end
+return {3}`;
+const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0`;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export class SharedCache {
+  constructor(
+    private readonly redis: RedisStore,
+    readonly prefix: string,
+    /** How long a lock is held at most, and how long the others wait: the upstream timeout. */
+    private readonly lockMs: number,
+    private readonly observe: (cache: SharedCacheName, result: SharedLookup) => void = () => {},
+  ) {}
+
+  key(cache: SharedCacheName, id: string): string {
+    return `${this.prefix}${cache}:${id}`;
+  }
+
+  /** The stored value; null when there is none; undefined when Redis did not answer. */
+  async read<T>(key: string): Promise<SharedValue<T> | null | undefined> {
+    try {
+      return decode<T>(await this.redis.run((c) => c.get(key)));
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * After a miss: the value if it was stored meanwhile, else the fill lock for `key`, else null
+   * (another holds it); undefined when Redis did not answer. One script, so that a value stored
+   * between the miss and the lock is never fetched again.
+   */
+  async valueOrLock<T>(key: string): Promise<{ found: SharedValue<T> } | SharedLock | null | undefined> {
+    const lock = { key, lockKey: `${key}:lock`, token: randomUUID() };
+    try {
+      const [outcome, raw] = (await this.redis.run((c) =>
+        c.eval(VALUE_OR_LOCK, 2, key, lock.lockKey, lock.token, this.lockMs),
+      )) as [number, string | undefined];
+      if (outcome === 1) {
+        const found = decode<T>(raw ?? null);
+        return found ? { found } : null;
+      }
+      return outcome === 2 ? lock : null;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * Waits for the value another instance is fetching: null when its lock went without a value,
+   * when the wait reaches the upstream timeout, or when Redis stops answering.
+   */
+  async waitFor<T>(key: string): Promise<SharedValue<T> | null> {
+    const deadline = Date.now() + this.lockMs;
+    let pause = 5;
+    while (Date.now() < deadline) {
+      await sleep(Math.min(pause, Math.max(deadline - Date.now(), 1)));
+      pause = Math.min(pause * 2, 50);
+      let value: string | null;
+      let lock: string | null;
+      try {
+        [value, lock] = (await this.redis.run((c) => c.mget(key, `${key}:lock`))) as [
+          string | null,
+          string | null,
+        ];
+      } catch {
+        return null;
+      }
+      const found = decode<T>(value);
+      if (found) return found;
+      if (lock === null) return null;
+    }
+    return null;
+  }
+
+  /** Stores a value for `ttlMs` and releases the caller's lock; never waited for, never fails. */
+  store(key: string, value: unknown, ttlMs: number, lock?: SharedLock | null): void {
+    const payload = `${Date.now() + ttlMs}|${JSON.stringify(value)}`;
+    this.redis
+      .run((c) => c.eval(STORE_AND_RELEASE, 2, key, `${key}:lock`, payload, ttlMs, lock?.token ?? ''))
+      .catch(() => {});
+  }
+
+  /** Gives the lock up without a value (the fetch failed), so that the others stop waiting. */
+  release(lock: SharedLock): void {
+    this.redis.run((c) => c.eval(RELEASE, 1, lock.lockKey, lock.token)).catch(() => {});
+  }
+
+  /**
+   * The first half of a lookup: the value of `id` from Redis (or from another instance's fetch),
+   * or a ticket to fetch it here, to be handed to `filled` or `failed` afterwards.
+   */
+  async begin<T>(
+    cache: SharedCacheName,
+    id: string,
+  ): Promise<{ found: SharedValue<T> } | { fill: SharedFill }> {
+    const key = this.key(cache, id);
+    const found = await this.read<T>(key);
+    if (found) {
+      this.observe(cache, 'hit');
+      return { found };
+    }
+    const lock = found === null ? await this.valueOrLock<T>(key) : undefined;
+    if (lock && 'found' in lock) {
+      this.observe(cache, 'hit');
+      return lock;
+    }
+    if (lock === undefined) {
+      this.observe(cache, 'unavailable');
+      return { fill: { key, lock: null, store: false } };
+    }
+    if (lock === null) {
+      const waited = await this.waitFor<T>(key);
+      if (waited) {
+        this.observe(cache, 'waited');
+        return { found: waited };
+      }
+    }
+    this.observe(cache, 'miss');
+    return { fill: { key, lock, store: true } };
+  }
+
+  /** The second half: the value fetched here, stored for the others (and the lock released). */
+  filled(fill: SharedFill, value: unknown, ttlMs: number): void {
+    if (fill.store) this.store(fill.key, value, ttlMs, fill.lock);
+  }
+
+  /** The second half when the fetch failed or its value is not to be kept. */
+  failed(fill: SharedFill): void {
+    if (fill.lock) this.release(fill.lock);
+  }
+
+  /**
+   * The value of `id`: from Redis, or from another instance's fetch, or fetched here (and stored
+   * for `ttlMs`). Whatever Redis does, `fetch` is called at most once and its failure is the answer.
+   */
+  async getOrFill<T>(
+    cache: SharedCacheName,
+    id: string,
+    ttlMs: number,
+    fetch: () => Promise<T>,
+  ): Promise<SharedValue<T>> {
+    const lookup = await this.begin<T>(cache, id);
+    if ('found' in lookup) return lookup.found;
+    let value: T;
+    try {
+      value = await fetch();
+    } catch (error) {
+      this.failed(lookup.fill);
+      throw error;
+    }
+    this.filled(lookup.fill, value, ttlMs);
+    return { value, ttlMs };
+  }
+}
+
+function decode<T>(raw: string | null): SharedValue<T> | null {
+  if (raw === null) return null;
+  const bar = raw.indexOf('|');
+  const expires = Number(raw.slice(0, bar));
+  if (bar < 0 || !Number.isFinite(expires)) return null;
+  try {
+    return { value: JSON.parse(raw.slice(bar + 1)) as T, ttlMs: Math.max(expires - Date.now(), 0) };
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,316 @@
+import { Writable } from 'node:stream';
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { type Devnet, startDevnet } from '../../src/devnet/index.js';
+import { createGateway, type Gateway } from '../../src/gateway.js';
+import { printedSchema } from '../../src/schema/print.js';
+import { SHARED_FORMAT_VERSION, sharedKeyPrefix } from '../../src/shared-cache.js';
+import { hasRedis, startRedis, type TestRedis } from '../support/redis.js';
+import { devnetOptions, graphql, testSettings } from './helpers.js';
+
+/**
+ * REDIS_URL: the validator list and public answers shared by two gateway instances through a real
+ * Redis, over one devnet that records every upstream request. Each test starts from an empty Redis
+ * and two new gateways (cold first levels).
+ */
+
+const VALIDATOR_TABLE = `query ValidatorTable($page: Int, $pageSize: Int) {
+  validatorStatistics { totalValidators activeValidators }
+  validators(page: $page, pageSize: $pageSize) { pageInfo { total totalPages } nodes { moniker operatorAddress tokens } }
+}`;
+const PORTFOLIO = `query Portfolio($delegator: String!) {
+  delegations(delegatorAddress: $delegator, pageSize: 5) { nodes { shares validator { moniker } } }
+}`;
+const UPSTREAM_TIMEOUT_MS = 5_000;
+
+interface Instance {
+  gateway: Gateway;
+  lines: Record<string, unknown>[];
+}
+
+describe.runIf(hasRedis)('caches shared through Redis (REDIS_URL)', () => {
+  let redis: TestRedis;
+  let inspect: Redis;
+  let devnet: Devnet;
+  let instances: Instance[] = [];
+
+  beforeAll(async () => {
+    redis = await startRedis();
+    devnet = await startDevnet(devnetOptions({ record: true }));
+    inspect = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+    // Errors while the test's Redis is stopped are expected; the commands themselves report them.
+    inspect.on('error', () => {});
+  });
+  afterAll(async () => {
+    inspect?.disconnect();
+    await devnet?.close();
+    await redis?.close();
+  });
+  beforeEach(async () => {
+    await inspect.flushall();
+    devnet.resetRecords();
+  });
+  afterEach(async () => {
+    await Promise.all(instances.map((i) => i.gateway.close()));
+    instances = [];
+  });
+
+  const settings = () => {
+    const base = testSettings();
+    return testSettings({
+      validatorCacheTtlMs: 60_000,
+      responseCacheTtlMs: 60_000,
+      upstreamTimeoutMs: UPSTREAM_TIMEOUT_MS,
+      // One process runs the tests, two gateways and the devnet on one event loop (on a machine
+      // that may be busy): a stall of a few hundred ms must not pass for a slow Redis here.
+      scale: { ...base.scale, redisUrl: redis.url, redisTimeoutMs: 1_000, rateLimitPoints: 0 },
+    });
+  };
+
+  /** A gateway on the devnet and the test's Redis, with its log lines at hand. */
+  function instance(): Instance {
+    const lines: Record<string, unknown>[] = [];
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        const line = JSON.parse(chunk.toString());
+        lines.push(line);
+        done();
+      },
+    });
+    const gateway = createGateway({
+      ...settings(),
+      upstreamUrls: devnet.urls,
+      logger: pino({ level: 'info' }, sink),
+    });
+    const made: Instance = {
+      gateway,
+      lines,
+    };
+    instances.push(made);
+    return made;
+  }
+
+  const validatorPages = () => devnet.requests.filter((r) => r.path === '/stake/validators');
+  const pagesOfOneList = () => Math.ceil(devnet.data.validators.length / 100);
+  const keys = async () => (await inspect.keys('*')).sort();
+  const prefix = () => sharedKeyPrefix(printedSchema(), { urls: devnet.urls, dialects: settings().dialects });
+  const metricsOf = async (gateway: Gateway) =>
+    (await gateway.yoga.fetch('http://gateway.test/metrics')).text();
+  const metric = (text: string, series: string) => {
+    const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+    return line === undefined ? undefined : Number(line.slice(series.length + 1));
+  };
+  const isDown = (l: Record<string, unknown>) => l.redis === 'down' && /shared caches/.test(String(l.msg));
+  const isUp = (l: Record<string, unknown>) => l.redis === 'up' && /shared caches/.test(String(l.msg));
+  /** Delegators that are not a validator's wallet, with the devnet's address of each. */
+  const delegators = (n: number) => {
+    const wallets = new Set(devnet.data.validators.map((v) => v.wallet_address.toLowerCase()));
+    return [...devnet.data.delegations.keys()]
+      .filter((a) => !wallets.has(a.toLowerCase()))
+      .slice(0, n)
+      .map((a) => devnet.stakeAddress(a));
+  };
+
+  /** Until each instance's /readyz reports Redis up (its connection is made). */
+  const connected = (...all: Instance[]) =>
+    Promise.all(
+      all.map((i) =>
+        vi.waitFor(async () => {
+          const ready = await i.gateway.yoga.fetch('http://gateway.test/readyz');
+          expect(await ready.json()).toMatchObject({ redis: 'up' });
+        }),
+      ),
+    );
+
+  it('answers on the second instance from Redis, with no upstream call', async () => {
+    const [a, b] = [instance(), instance()];
+    await connected(a, b);
+    devnet.resetRecords(); // /readyz pings the upstreams
+    const first = await graphql(a.gateway, VALIDATOR_TABLE, { variables: { pageSize: 7 } });
+    expect(first.errors).toBeUndefined();
+    expect(validatorPages()).toHaveLength(pagesOfOneList());
+    // The first instance stores the answer and the list without holding its answer back for it.
+    await vi.waitFor(async () => expect((await keys()).filter((k) => !k.endsWith(':lock'))).toHaveLength(2));
+
+    devnet.resetRecords();
+    const second = await graphql(b.gateway, VALIDATOR_TABLE, { variables: { pageSize: 7 } });
+    expect(second).toEqual(first);
+    expect(devnet.requests).toHaveLength(0);
+    expect(
+      metric(await metricsOf(b.gateway), 'shared_cache_requests_total{cache="responses",result="hit"}'),
+    ).toBe(1);
+
+    // The validator list alone: a portfolio (private, never shared) joins its validators from the
+    // list the first instance read: only the delegations call reaches the upstreams.
+    const [delegator] = delegators(1);
+    const portfolio = await graphql(b.gateway, PORTFOLIO, { variables: { delegator } });
+    expect(portfolio.errors).toBeUndefined();
+    expect(portfolio.data.delegations.nodes[0].validator.moniker).toEqual(expect.any(String));
+    expect(devnet.requests.map((r) => r.path)).toEqual(['/stake/delegator/delegations']);
+    expect(
+      metric(await metricsOf(b.gateway), 'shared_cache_requests_total{cache="validators",result="hit"}'),
+    ).toBe(1);
+  });
+
+  it('makes one upstream read of the validator list for concurrent misses on both instances', async () => {
+    const [a, b] = [instance(), instance()];
+    await connected(a, b);
+    devnet.resetRecords(); // /readyz pings the upstreams
+    const people = delegators(4);
+    // Ten requests at once, five on each instance, none answerable from another's answer: public
+    // tables of different sizes and private portfolios, all joining the one validator list.
+    const answers = await Promise.all(
+      [a, b].flatMap((i, n) => [
+        ...[3, 4, 5].map((pageSize) =>
+          graphql(i.gateway, VALIDATOR_TABLE, { variables: { pageSize: pageSize + 3 * n } }),
+        ),
+        ...people
+          .slice(2 * n, 2 * n + 2)
+          .map((delegator) => graphql(i.gateway, PORTFOLIO, { variables: { delegator } })),
+      ]),
+    );
+    for (const answer of answers) expect(answer.errors).toBeUndefined();
+    expect(validatorPages()).toHaveLength(pagesOfOneList());
+    expect(devnet.requests.filter((r) => r.path === '/stake/delegator/delegations')).toHaveLength(4);
+    expect(devnet.requests).toHaveLength(pagesOfOneList() + 4);
+    // The instance that did not read the list waited for the other's read.
+    const lookups = await Promise.all(
+      [a, b].map(async (i) => {
+        const text = await metricsOf(i.gateway);
+        return ['miss', 'waited', 'hit', 'unavailable'].map(
+          (result) => metric(text, `shared_cache_requests_total{cache="validators",result="${result}"}`) ?? 0,
+        );
+      }),
+    );
+    expect(lookups.map(([miss]) => miss).sort()).toEqual([0, 1]);
+    expect(lookups.map(([, waited, hit]) => (waited ?? 0) + (hit ?? 0)).sort()).toEqual([0, 1]);
+  });
+
+  it('serves from the upstreams while Redis is down, logs and counts the outage, and uses Redis again once back', async () => {
+    const [a, b] = [instance(), instance()];
+    await connected(a, b);
+
+    // A load of 200 requests on both instances; Redis stops once a quarter of them are answered.
+    let answered = 0;
+    let quarterAnswered = () => {};
+    const quarter = new Promise<void>((resolve) => {
+      quarterAnswered = resolve;
+    });
+    const load = [a, b].flatMap((i) =>
+      Array.from({ length: 100 }, async (_, n) => {
+        const started = performance.now();
+        try {
+          const res = await graphql(i.gateway, VALIDATOR_TABLE, { variables: { pageSize: n + 1 } });
+          return { res, ms: performance.now() - started, rows: n + 1 };
+        } finally {
+          if (++answered === 50) quarterAnswered();
+        }
+      }),
+    );
+    await quarter;
+    await redis.stop();
+    try {
+      for (const { res, ms, rows } of await Promise.all(load)) {
+        expect(res.status).toBe(200);
+        expect(res.errors).toBeUndefined();
+        expect(res.data.validators.nodes).toHaveLength(rows);
+        expect(ms).toBeLessThan(UPSTREAM_TIMEOUT_MS);
+      }
+
+      // A new instance during the outage: its answers come from the upstreams, in time.
+      const c = instance();
+      devnet.resetRecords();
+      for (const [n, i] of [c, a, b, c, a, b, a, b].entries()) {
+        const started = performance.now();
+        const res = await graphql(i.gateway, VALIDATOR_TABLE, { variables: { page: 2, pageSize: 10 + n } });
+        expect(res.status).toBe(200);
+        expect(res.errors).toBeUndefined();
+        expect(res.data.validators.nodes).toHaveLength(10 + n);
+        expect(performance.now() - started).toBeLessThan(UPSTREAM_TIMEOUT_MS);
+      }
+      expect(validatorPages()).toHaveLength(pagesOfOneList());
+
+      // The outage starts for an instance when its breaker opens (three failed commands in a row).
+      for (const i of [a, b]) {
+        await vi.waitFor(() => expect(i.lines.filter(isDown)).toHaveLength(1));
+        const text = await metricsOf(i.gateway);
+        expect(metric(text, 'redis_up')).toBe(0);
+        expect(metric(text, 'redis_errors_total{kind="error"}')).toBeGreaterThan(0);
+        expect(
+          metric(text, 'shared_cache_requests_total{cache="responses",result="unavailable"}'),
+        ).toBeGreaterThan(0);
+        const ready = await i.gateway.yoga.fetch('http://gateway.test/readyz');
+        expect(ready.status).toBe(200);
+        expect(await ready.json()).toMatchObject({ status: 'ready', redis: 'down' });
+      }
+    } finally {
+      await redis.start();
+    }
+    // Back: the next trial command (here /readyz's PING) closes the breaker.
+    for (const i of [a, b]) {
+      await vi.waitFor(
+        async () => {
+          const ready = await i.gateway.yoga.fetch('http://gateway.test/readyz');
+          expect(await ready.json()).toMatchObject({ redis: 'up' });
+        },
+        { timeout: 15_000, interval: 100 },
+      );
+      await vi.waitFor(() => expect(i.lines.filter(isUp)).toHaveLength(1));
+      expect(i.lines.filter(isDown)).toHaveLength(1);
+      expect(i.lines.filter(isUp)).toHaveLength(1);
+      expect(metric(await metricsOf(i.gateway), 'redis_up')).toBe(1);
+    }
+
+    // Shared again: an answer of a is served to b from Redis.
+    const fromA = await graphql(a.gateway, VALIDATOR_TABLE, { variables: { page: 3, pageSize: 20 } });
+    expect(fromA.errors).toBeUndefined();
+    await vi.waitFor(async () =>
+      expect((await keys()).some((k) => k.includes(':responses:') && !k.endsWith(':lock'))).toBe(true),
+    );
+    devnet.resetRecords();
+    expect(await graphql(b.gateway, VALIDATOR_TABLE, { variables: { page: 3, pageSize: 20 } })).toEqual(
+      fromA,
+    );
+    expect(devnet.requests).toHaveLength(0);
+  });
+
+  it('never writes an answer that needs a caller or a token to Redis', async () => {
+    const a = instance();
+    await connected(a);
+    const [delegator] = delegators(1);
+    const token = devnet.token;
+    const answers = await Promise.all([
+      graphql(a.gateway, PORTFOLIO, { variables: { delegator } }),
+      graphql(a.gateway, PORTFOLIO, { variables: { delegator }, token }),
+      graphql(a.gateway, '{ contractsBySymbol(symbol: "USDT", pageSize: 2) { nodes { address } } }', {
+        token,
+      }),
+      graphql(a.gateway, '{ failedTransactions(pageSize: 2) { nodes { hash } } }', { token }),
+      graphql(a.gateway, '{ searchSuggestions(query: "12") { blocks { height } } }'),
+    ]);
+    for (const answer of answers) expect(answer.errors).toBeUndefined();
+    // What the portfolio's validator join read (public) is the only thing stored.
+    await vi.waitFor(async () => expect(await keys()).toEqual([`${prefix()}validators:list`]));
+    const stored = (await inspect.get(`${prefix()}validators:list`)) ?? '';
+    expect(stored.includes(token)).toBe(false);
+    expect(stored.toLowerCase().includes(String(delegator).toLowerCase())).toBe(false);
+  });
+
+  it('keys carry a version: the format and a hash of the printed schema', async () => {
+    const a = instance();
+    await connected(a);
+    expect(
+      (await graphql(a.gateway, VALIDATOR_TABLE, { variables: { pageSize: 3 } })).errors,
+    ).toBeUndefined();
+    await vi.waitFor(async () => expect((await keys()).filter((k) => !k.endsWith(':lock'))).toHaveLength(2));
+    const schemaText = printedSchema();
+    const version = prefix();
+    expect(version).toMatch(new RegExp(`^gw:v${SHARED_FORMAT_VERSION}:[\\w-]{16}:[\\w-]{8}:$`));
+    for (const key of await keys()) expect(key.startsWith(version)).toBe(true);
+    // Another schema (a deploy that changed it) reads under another prefix.
+    const upstreams = { urls: devnet.urls, dialects: settings().dialects };
+    expect(sharedKeyPrefix(`${schemaText}\ntype Added { x: Int }`, upstreams)).not.toBe(version);
+    expect(sharedKeyPrefix(schemaText, upstreams)).toBe(version);
+  });
+});
