@@ -1,75 +1,19 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { EventEmitter, once } from 'node:events';
+import type { ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { request } from 'node:http';
 import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Devnet, startDevnet } from '../src/devnet/index.js';
 import { type FaultUpstream, startFaultUpstream } from './support/fault-upstream.js';
+import { type Started, startServerProcess } from './support/server-process.js';
 
 /**
  * `WORKERS=2`: the real process (`src/server.ts` under tsx), a primary and its workers. Every
  * request goes on a new connection, so that the primary hands each to the next worker.
  */
 
-interface Started {
-  child: ChildProcess;
-  url: string;
-  output(): string;
-  /** Resolves with what `read` finds in the output, as soon as it finds something. */
-  waitFor<T>(read: (output: string) => T | null): Promise<T>;
-  /** Resolves when the process has printed `pattern` (at any time since it started). */
-  printed(pattern: RegExp): Promise<RegExpExecArray>;
-}
-
-function start(env: Record<string, string>): Started & { listening: Promise<void> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    env: { ...process.env, PORT: '0', NODE_ENV: 'test', WORKERS: '2', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const events = new EventEmitter();
-  const append = (chunk: Buffer) => {
-    output += chunk.toString();
-    events.emit('printed');
-  };
-  child.stdout?.on('data', append);
-  child.stderr?.on('data', append);
-  const waitFor = <T>(read: (output: string) => T | null) =>
-    new Promise<T>((resolve, reject) => {
-      const check = () => {
-        const found = read(output);
-        if (found === null) return;
-        stop();
-        resolve(found);
-      };
-      const exited = () => {
-        stop();
-        reject(new Error(`server exited before printing what ${read} reads: ${output}`));
-      };
-      const stop = () => {
-        events.off('printed', check);
-        child.off('exit', exited);
-      };
-      events.on('printed', check);
-      child.once('exit', exited);
-      check();
-    });
-  const printed = (pattern: RegExp) => waitFor((text) => pattern.exec(text));
-  const started: Started & { listening: Promise<void> } = {
-    child,
-    url: '',
-    output: () => output,
-    waitFor,
-    printed,
-    listening: printed(/gateway listening on (\S+)/).then(([, url]) => {
-      started.url = url as string;
-    }),
-  };
-  return started;
-}
-
 async function startServer(env: Record<string, string>): Promise<Started> {
-  const started = start(env);
+  const started = startServerProcess({ WORKERS: '2', ...env });
   await started.listening;
   return started;
 }
@@ -283,7 +227,8 @@ describe('WORKERS=2 on real upstreams', () => {
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
     const { port } = taken.address() as { port: number };
     try {
-      const server = start({
+      const server = startServerProcess({
+        WORKERS: '2',
         PORT: String(port),
         SCAN_URL: devnet.urls.scan,
         EXPLORER_URL: devnet.urls.explorer,

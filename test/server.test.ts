@@ -1,9 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { EventEmitter, once } from 'node:events';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Devnet, startDevnet } from '../src/devnet/index.js';
 import { readAnswer } from './gateway/helpers.js';
 import { type FaultUpstream, startFaultUpstream } from './support/fault-upstream.js';
+import { startServerProcess } from './support/server-process.js';
 
 /**
  * The real process: `src/server.ts` under tsx, against a devnet whose search service sits behind a
@@ -21,46 +22,10 @@ afterAll(async () => {
   await devnet.close();
 });
 
-async function startServer(env: Record<string, string>): Promise<{
-  child: ChildProcess;
-  url: string;
-  /** Resolves when the process has printed `pattern` (at any time since it started). */
-  printed(pattern: RegExp): Promise<RegExpExecArray>;
-}> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    env: { ...process.env, PORT: '0', NODE_ENV: 'test', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const events = new EventEmitter();
-  const append = (chunk: Buffer) => {
-    output += chunk.toString();
-    events.emit('printed');
-  };
-  child.stdout?.on('data', append);
-  child.stderr?.on('data', append);
-  const printed = (pattern: RegExp) =>
-    new Promise<RegExpExecArray>((resolve, reject) => {
-      const check = () => {
-        const match = pattern.exec(output);
-        if (!match) return;
-        stop();
-        resolve(match);
-      };
-      const exited = () => {
-        stop();
-        reject(new Error(`server exited before printing ${pattern}: ${output}`));
-      };
-      const stop = () => {
-        events.off('printed', check);
-        child.off('exit', exited);
-      };
-      events.on('printed', check);
-      child.once('exit', exited);
-      check();
-    });
-  const [, url] = await printed(/listening on (\S+)/);
-  return { child, url: url as string, printed };
+async function startServer(env: Record<string, string>) {
+  const started = startServerProcess(env);
+  await started.listening;
+  return started;
 }
 
 const query = (url: string) =>

@@ -1,0 +1,65 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { EventEmitter } from 'node:events';
+
+/**
+ * The real gateway process (`src/server.ts` under tsx) on port 0, its output watched: tests wait
+ * on what it prints, never on time.
+ */
+
+export interface Started {
+  child: ChildProcess;
+  url: string;
+  output(): string;
+  /** Resolves with what `read` finds in the output, as soon as it finds something. */
+  waitFor<T>(read: (output: string) => T | null): Promise<T>;
+  /** Resolves when the process has printed `pattern` (at any time since it started). */
+  printed(pattern: RegExp): Promise<RegExpExecArray>;
+}
+
+/** Starts the gateway with `env` over the test's own; `listening` resolves once it listens. */
+export function startServerProcess(env: Record<string, string>): Started & { listening: Promise<void> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    env: { ...process.env, PORT: '0', NODE_ENV: 'test', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const events = new EventEmitter();
+  const append = (chunk: Buffer) => {
+    output += chunk.toString();
+    events.emit('printed');
+  };
+  child.stdout?.on('data', append);
+  child.stderr?.on('data', append);
+  const waitFor = <T>(read: (output: string) => T | null) =>
+    new Promise<T>((resolve, reject) => {
+      const check = () => {
+        const found = read(output);
+        if (found === null) return;
+        stop();
+        resolve(found);
+      };
+      const exited = () => {
+        stop();
+        reject(new Error(`server exited before printing what ${read} reads: ${output}`));
+      };
+      const stop = () => {
+        events.off('printed', check);
+        child.off('exit', exited);
+      };
+      events.on('printed', check);
+      child.once('exit', exited);
+      check();
+    });
+  const printed = (pattern: RegExp) => waitFor((text) => pattern.exec(text));
+  const started: Started & { listening: Promise<void> } = {
+    child,
+    url: '',
+    output: () => output,
+    waitFor,
+    printed,
+    listening: printed(/gateway listening on (\S+)/).then(([, url]) => {
+      started.url = url as string;
+    }),
+  };
+  return started;
+}
