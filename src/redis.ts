@@ -43,6 +43,7 @@ export class RedisStore {
   private readonly timeoutMs: number;
   private down = false;
   private closed = false;
+  private connecting: Promise<void> | null = null;
 
   constructor(options: RedisStoreOptions) {
     this.logger = options.logger;
@@ -120,8 +121,10 @@ export class RedisStore {
   private connected(): Promise<void> | undefined {
     const status = this.client.status;
     if (status !== 'connecting' && status !== 'connect') return;
-    return new Promise<void>((resolve, reject) => {
+    // One wait (two listeners) however many commands arrive meanwhile.
+    this.connecting ??= new Promise<void>((resolve, reject) => {
       const done = (error?: Error) => {
+        this.connecting = null;
         clearTimeout(timer);
         this.client.off('ready', onReady);
         this.client.off('close', onClose);
@@ -134,6 +137,7 @@ export class RedisStore {
       this.client.once('ready', onReady);
       this.client.once('close', onClose);
     });
+    return this.connecting;
   }
 
   /** For /readyz: whether a PING answers now (through the breaker, so it costs nothing while open). */

@@ -7,6 +7,11 @@
  *
  * Options: --duration S (per round, default 5), --rounds N (2), --connections N (16),
  * --warmup S (2), --only S1,S3 (scenarios), --out FILE (default test/bench/results/latest.json).
+ *
+ * `--scale` runs, instead, S2 and S3 (or --only) against three gateways on one devnet: the plain
+ * gateway (WORKERS=1, core 0), WORKERS=2 (both cores, which it shares with the devnet and the load
+ * generator: this machine has two) and WORKERS=1 with REDIS_URL (a redis-server started for the run,
+ * on core 1), and reports each one's req/s as a ratio to the plain gateway's (out: scale.json).
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -14,6 +19,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { generate } from '../../src/devnet/data.js';
+import { startRedis } from '../support/redis.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const SEED = 'bench';
@@ -126,13 +132,13 @@ export function scenarios(): Scenario[] {
 }
 
 const hasTaskset = spawnSync('taskset', ['-c', '0', 'true']).status === 0;
-const pinned = (core: number, command: string, args: string[]) =>
-  hasTaskset ? (['taskset', ['-c', String(core), command, ...args]] as const) : ([command, args] as const);
+const pinned = (cores: number | string, command: string, args: string[]) =>
+  hasTaskset ? (['taskset', ['-c', String(cores), command, ...args]] as const) : ([command, args] as const);
 
-/** Starts `node <args>` pinned to a core; TypeScript entry points run under tsx. */
-function startProcess(core: number, args: string[], env: Record<string, string>, ipc = false) {
+/** Starts `node <args>` pinned to cores (`0`, or `0,1`); TypeScript entry points run under tsx. */
+function startProcess(cores: number | string, args: string[], env: Record<string, string>, ipc = false) {
   const loader = args.some((a) => a.endsWith('.ts')) ? ['--import', 'tsx'] : [];
-  const [command, argv] = pinned(core, process.execPath, [...loader, ...args]);
+  const [command, argv] = pinned(cores, process.execPath, [...loader, ...args]);
   const child = spawn(command, [...argv], {
     cwd: ROOT,
     env: { ...process.env, ...env },
@@ -180,6 +186,18 @@ const upstreamTotal = async (devnet: ChildProcess) => {
 export const cpuSeconds = (pid: number | undefined): number => {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
   return (Number(fields[11]) + Number(fields[12])) / 100;
+};
+
+/** cpuSeconds() of a process and of every live descendant (the workers of WORKERS > 1). */
+export const treeCpuSeconds = (pid: number | undefined): number => {
+  let children: number[] = [];
+  try {
+    children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+      .split(' ')
+      .filter(Boolean)
+      .map(Number);
+  } catch {}
+  return cpuSeconds(pid) + children.reduce((sum, child) => sum + treeCpuSeconds(child), 0);
 };
 
 const peakRssMb = (pid: number | undefined) => {
@@ -250,22 +268,65 @@ const START_FLAGS = (JSON.parse(readFileSync(resolve(ROOT, 'package.json'), 'utf
  * A target on core 0: `baseline`, or a compiled gateway (`dist`, or another build's directory) run
  * as `npm start` runs it, with its V8 flags and NODE_ENV=production.
  */
-export async function startTarget(target: string, urls: Record<string, string>) {
+export async function startTarget(
+  target: string,
+  urls: Record<string, string>,
+  env: Record<string, string> = {},
+  cores: number | string = 0,
+) {
   const started =
     target === 'baseline'
-      ? startProcess(0, ['test/bench/baseline.ts'], { ...urls, PORT: '0' })
-      : startProcess(0, [...START_FLAGS, resolve(ROOT, target, 'server.js')], {
+      ? startProcess(cores, ['test/bench/baseline.ts'], { ...urls, PORT: '0' })
+      : startProcess(cores, [...START_FLAGS, resolve(ROOT, target, 'server.js')], {
           ...urls,
           PORT: '0',
           NODE_ENV: 'production',
           // The load generator is one client: unthrottled, so that figures stay comparable.
           RATE_LIMIT_POINTS: '0',
+          ...env,
         });
   const output = await started.ready.catch((error) => {
     started.child.kill('SIGTERM');
     throw error;
   });
   return { child: started.child, url: /listening on (\S+)/.exec(output)?.[1] as string };
+}
+
+/** One round of load against one target: its figures, upstream calls counted at the devnet. */
+async function measure(
+  devnet: ChildProcess,
+  pid: number | undefined,
+  url: string,
+  scenario: Scenario,
+  options: BenchOptions,
+): Promise<TargetFigures> {
+  const before = await upstreamTotal(devnet);
+  const cpuBefore = treeCpuSeconds(pid);
+  const r = await load(url, scenario, options.durationSec, options.connections);
+  const cpu = treeCpuSeconds(pid) - cpuBefore;
+  const upstream = (await upstreamTotal(devnet)) - before;
+  return {
+    cpuUsPerRequest: r.requests.total > 0 ? (cpu * 1e6) / r.requests.total : 0,
+    requestsPerSec: r.requests.average,
+    p50Ms: r.latency.p50,
+    p99Ms: r.latency.p99,
+    upstreamPerRequest: r.requests.total > 0 ? upstream / r.requests.total : 0,
+    requests: r.requests.total,
+    errors: r.errors + r.non2xx,
+  };
+}
+
+function mean(figures: TargetFigures[]): TargetFigures {
+  const avg = (key: keyof TargetFigures) => figures.reduce((s, f) => s + f[key], 0) / figures.length;
+  return {
+    requestsPerSec: Math.round(avg('requestsPerSec')),
+    p50Ms: Number(avg('p50Ms').toFixed(2)),
+    p99Ms: Number(avg('p99Ms').toFixed(2)),
+    upstreamPerRequest: Number(avg('upstreamPerRequest').toFixed(3)),
+    cpuUsPerRequest: Math.round(avg('cpuUsPerRequest')),
+    requests: figures.reduce((s, f) => s + f.requests, 0),
+    errors: figures.reduce((s, f) => s + f.errors, 0),
+  };
 }
 
 export async function runBenchmark(
@@ -300,34 +361,9 @@ export async function runBenchmark(
           round % 2 === 0 ? (['gateway', 'baseline'] as const) : (['baseline', 'gateway'] as const);
         for (const target of order) {
           const pid = (target === 'gateway' ? gateway : baseline).child.pid;
-          const before = await upstreamTotal(devnet.child);
-          const cpuBefore = cpuSeconds(pid);
-          const r = await load(targets[target], scenario, options.durationSec, options.connections);
-          const cpu = cpuSeconds(pid) - cpuBefore;
-          const upstream = (await upstreamTotal(devnet.child)) - before;
-          runs[target].push({
-            cpuUsPerRequest: r.requests.total > 0 ? (cpu * 1e6) / r.requests.total : 0,
-            requestsPerSec: r.requests.average,
-            p50Ms: r.latency.p50,
-            p99Ms: r.latency.p99,
-            upstreamPerRequest: r.requests.total > 0 ? upstream / r.requests.total : 0,
-            requests: r.requests.total,
-            errors: r.errors + r.non2xx,
-          });
+          runs[target].push(await measure(devnet.child, pid, targets[target], scenario, options));
         }
       }
-      const mean = (figures: TargetFigures[]): TargetFigures => {
-        const avg = (key: keyof TargetFigures) => figures.reduce((s, f) => s + f[key], 0) / figures.length;
-        return {
-          requestsPerSec: Math.round(avg('requestsPerSec')),
-          p50Ms: Number(avg('p50Ms').toFixed(2)),
-          p99Ms: Number(avg('p99Ms').toFixed(2)),
-          upstreamPerRequest: Number(avg('upstreamPerRequest').toFixed(3)),
-          cpuUsPerRequest: Math.round(avg('cpuUsPerRequest')),
-          requests: figures.reduce((s, f) => s + f.requests, 0),
-          errors: figures.reduce((s, f) => s + f.errors, 0),
-        };
-      };
       const gw = mean(runs.gateway);
       const base = mean(runs.baseline);
       const result: ScenarioResult = {
@@ -356,6 +392,117 @@ export async function runBenchmark(
   } finally {
     for (const child of children) child.kill('SIGTERM');
   }
+}
+
+/** The gateways that `--scale` compares, the first being the one the others are a ratio to. */
+export const SCALE_VARIANTS = [
+  { name: 'WORKERS=1', env: {}, cores: '0' },
+  { name: 'WORKERS=2', env: { WORKERS: '2' }, cores: '0,1' },
+  { name: 'WORKERS=1 + REDIS_URL', env: { REDIS_URL: '' }, cores: '0' },
+] as const;
+
+export interface ScaleScenarioResult {
+  id: string;
+  title: string;
+  /** Per variant, in SCALE_VARIANTS' order, with its req/s as a fraction of the first's. */
+  targets: (TargetFigures & { name: string; ratio: number })[];
+}
+
+export interface ScaleResult {
+  startedAt: string;
+  options: BenchOptions;
+  pinned: boolean;
+  node: string;
+  scenarios: ScaleScenarioResult[];
+}
+
+/**
+ * `--scale`: S2 and S3 (or options.only) against every SCALE_VARIANTS gateway on one devnet and one
+ * redis-server, one target loaded at a time, in an order that alternates from round to round. CPU per
+ * request counts the gateway's process and its workers (not redis-server).
+ */
+export async function runScale(
+  options: BenchOptions,
+  log: (line: string) => void = console.log,
+): Promise<ScaleResult> {
+  prepare();
+  // Started from this process, now on core 1: redis-server inherits core 1, beside the devnet.
+  const redis = await startRedis();
+  const devnet = await startBenchDevnet();
+  const children: ChildProcess[] = [devnet.child];
+  try {
+    const started: { child: ChildProcess; url: string }[] = [];
+    for (const variant of SCALE_VARIANTS) {
+      const env = 'REDIS_URL' in variant.env ? { REDIS_URL: redis.url } : variant.env;
+      const running = await startTarget('dist', devnet.urls, env, variant.cores);
+      children.push(running.child);
+      started.push(running);
+    }
+    const results: ScaleScenarioResult[] = [];
+    const only = options.only ?? ['S2', 'S3'];
+    for (const scenario of scenarios().filter((s) => only.includes(s.id))) {
+      await ask(devnet.child, { type: 'latency', ms: scenario.latencyMs ?? 0 });
+      for (const { url } of started) await load(url, scenario, options.warmupSec, options.connections);
+      const runs = started.map(() => [] as TargetFigures[]);
+      for (let round = 0; round < options.rounds; round++) {
+        const order = started.map((_, i) => i);
+        if (round % 2 === 1) order.reverse();
+        for (const i of order) {
+          const { child, url } = started[i] as (typeof started)[number];
+          runs[i]?.push(await measure(devnet.child, child.pid, url, scenario, options));
+        }
+      }
+      const means = runs.map(mean);
+      const first = means[0]?.requestsPerSec ?? 0;
+      const targets = means.map((figures, i) => ({
+        name: SCALE_VARIANTS[i]?.name ?? '',
+        ...figures,
+        ratio: first > 0 ? Number((figures.requestsPerSec / first).toFixed(2)) : 0,
+      }));
+      results.push({ id: scenario.id, title: scenario.title, targets });
+      log(
+        `${scenario.id} ${scenario.title}: ${targets
+          .map((t) => `${t.name} ${t.requestsPerSec} req/s (${t.ratio})`)
+          .join(', ')}`,
+      );
+    }
+    await ask(devnet.child, { type: 'latency', ms: 0 });
+    return {
+      startedAt: new Date().toISOString(),
+      options,
+      pinned: hasTaskset,
+      node: process.version,
+      scenarios: results,
+    };
+  } finally {
+    for (const child of children) child.kill('SIGTERM');
+    await redis.close();
+  }
+}
+
+export function formatScaleTable(result: ScaleResult): string {
+  const rows = result.scenarios.flatMap((s) =>
+    s.targets.map((t) =>
+      [
+        s.id,
+        t.name,
+        t.requestsPerSec,
+        t.ratio.toFixed(2),
+        `${t.p50Ms} / ${t.p99Ms}`,
+        t.upstreamPerRequest,
+        t.cpuUsPerRequest,
+        t.errors,
+      ].join(' | '),
+    ),
+  );
+  return [
+    'id | gateway | req/s | ratio to WORKERS=1 | p50 / p99 ms | upstream calls per request | CPU µs per request (all processes of the gateway) | errors',
+    '---|---|---|---|---|---|---|---',
+    ...rows,
+    '',
+    `${result.options.connections} connections, ${result.options.rounds} rounds of ${result.options.durationSec} s; ` +
+      `${result.pinned ? 'WORKERS=1 pinned to core 0, WORKERS=2 on cores 0 and 1 (shared with the devnet, redis-server and the load generator)' : 'not pinned (no taskset)'}; Node ${result.node}`,
+  ].join('\n');
 }
 
 export function formatTable(result: BenchResult): string {
@@ -399,10 +546,12 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1
     warmupSec: Number(cliOption('warmup', '2')),
     ...(process.argv.includes('--only') ? { only: cliOption('only', '').split(',') } : {}),
   };
-  const out = resolve(ROOT, cliOption('out', 'test/bench/results/latest.json'));
-  const result = await runBenchmark(options);
+  const scale = process.argv.includes('--scale');
+  const out = resolve(ROOT, cliOption('out', `test/bench/results/${scale ? 'scale' : 'latest'}.json`));
+  const result = scale ? await runScale(options) : await runBenchmark(options);
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
-  console.log(`\n${formatTable(result)}\n\nfigures written to ${out}`);
+  const table = 'peakRssMb' in result ? formatTable(result) : formatScaleTable(result);
+  console.log(`\n${table}\n\nfigures written to ${out}`);
   process.exit(0);
 }
