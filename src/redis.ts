@@ -96,6 +96,9 @@ export class RedisStore {
   async run<T>(command: (client: Redis) => Promise<T>): Promise<T> {
     if (this.closed) throw new Error('redis store closed');
     try {
+      // While the breaker's one trial is under way, cockatiel would make every other call wait for
+      // it: they skip Redis at once instead, and only the trial pays its timeout.
+      if (this.breaker.state === CircuitState.HalfOpen) throw new BrokenCircuitError();
       return await this.breaker.execute(async () => {
         await this.connected();
         return command(this.client);

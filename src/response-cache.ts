@@ -153,7 +153,7 @@ export function usePublicResponseCache(
   const cacheControl = `public, max-age=${Math.max(1, Math.floor(ttlMs / 1000))}`;
 
   return {
-    onExecute({ args, setResultAndStopExecution }) {
+    onExecute({ args, executeFn, setExecuteFn, setResultAndStopExecution }) {
       const verdict = isPublicOperation(args.schema, args.document, args.operationName);
       const request = (args.contextValue as { request?: { method?: string } } | undefined)?.request;
       const get = request?.method === 'GET' ? request : undefined;
@@ -178,18 +178,30 @@ export function usePublicResponseCache(
         if (entries.size >= maxEntries) entries.delete(entries.keys().next().value as string);
         entries.set(key, { expires: Date.now() + forMs, result });
       };
-      const execute = (fill: SharedFill | null) => ({
-        onExecuteDone({ result }: { result: unknown }) {
-          const single = result as ExecutionResult;
-          if (Symbol.asyncIterator in (result as object) || single.errors?.length) {
-            if (get) shareable.set(get, false);
-            if (fill) shared?.failed(fill);
-            return;
-          }
-          remember(single, ttlMs);
-          if (fill) shared?.filled(fill, single, ttlMs);
-        },
-      });
+      const execute = (fill: SharedFill | null) => {
+        if (fill) {
+          // An execution that rejects never reaches onExecuteDone: its fill lock is released here,
+          // so that other instances do not wait out the lock for a value that will never come.
+          setExecuteFn((executionArgs) =>
+            Promise.resolve(executeFn(executionArgs)).catch((error: unknown) => {
+              shared?.failed(fill);
+              throw error;
+            }),
+          );
+        }
+        return {
+          onExecuteDone({ result }: { result: unknown }) {
+            const single = result as ExecutionResult;
+            if (Symbol.asyncIterator in (result as object) || single.errors?.length) {
+              if (get) shareable.set(get, false);
+              if (fill) shared?.failed(fill);
+              return;
+            }
+            remember(single, ttlMs);
+            if (fill) shared?.filled(fill, single, ttlMs);
+          },
+        };
+      };
       if (!shared) return execute(null);
       return shared.begin<ExecutionResult>('responses', sharedId(args.document, rest)).then((lookup) => {
         if ('fill' in lookup) return execute(lookup.fill);
