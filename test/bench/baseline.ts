@@ -2,10 +2,17 @@
  * The benchmark's baseline: a hand-written BFF (node:http + undici, no GraphQL) that makes the
  * same upstream calls as the gateway for each scenario and answers the same JSON. It is what a
  * Node gateway can approach. It takes the gateway's POST bodies and dispatches on operationName.
- * Listens on PORT (0 = free port) and prints `listening on <url>`.
+ *
+ * Per request it does what any production service does, as the gateway does: an `x-request-id`
+ * (the caller's or a new UUID), one pino access-log line with the gateway's fields to the same
+ * destination (stdout, asynchronous 4 KB writes), and the same prom-client request counter and
+ * latency histogram. Listens on PORT (0 = free port) and prints `listening on <url>`.
  */
+import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { pino } from 'pino';
+import { Counter, Histogram, Registry } from 'prom-client';
 import { Pool } from 'undici';
 
 type Json = any;
@@ -15,7 +22,13 @@ const pools = {
   stake: new Pool(process.env.STAKE_URL as string, { connections: 32 }),
 };
 
-async function get(pool: Pool, path: string): Promise<Json> {
+/** Upstream calls of one request, for its log line. */
+interface Calls {
+  n: number;
+}
+
+async function get(calls: Calls, pool: Pool, path: string): Promise<Json> {
+  calls.n++;
   const res = await pool.request({ method: 'GET', path, headers: { accept: 'application/json' } });
   const body = await res.body.json();
   if (res.statusCode !== 200) throw new Error(`upstream ${res.statusCode}`);
@@ -24,13 +37,17 @@ async function get(pool: Pool, path: string): Promise<Json> {
 
 // The same shared, 5-second validator-list cache as the gateway's.
 let validators: { expires: number; value: Promise<Map<string, Json>> } | null = null;
-function validatorIndex(): Promise<Map<string, Json>> {
+function validatorIndex(calls: Calls): Promise<Map<string, Json>> {
   if (validators && validators.expires > Date.now()) return validators.value;
   const value = (async () => {
-    const first = await get(pools.stake, '/stake/validators?pagination.page=1&pagination.page_size=100');
+    const first = await get(
+      calls,
+      pools.stake,
+      '/stake/validators?pagination.page=1&pagination.page_size=100',
+    );
     const rest = await Promise.all(
       Array.from({ length: first.pagination.total_pages - 1 }, (_, i) =>
-        get(pools.stake, `/stake/validators?pagination.page=${i + 2}&pagination.page_size=100`),
+        get(calls, pools.stake, `/stake/validators?pagination.page=${i + 2}&pagination.page_size=100`),
       ),
     );
     const list = [first, ...rest].flatMap((p) => p.validators);
@@ -52,9 +69,9 @@ function validatorIndex(): Promise<Map<string, Json>> {
 
 const q = (value: string) => encodeURIComponent(value);
 
-const handlers: Record<string, (variables: Json, req: IncomingMessage) => Promise<Json>> = {
-  async S1({ q: text }) {
-    const s = await get(pools.scan, `/api/v1/dex/search?q=${q(text)}`);
+const handlers: Record<string, (variables: Json, req: IncomingMessage, calls: Calls) => Promise<Json>> = {
+  async S1({ q: text }, _req, calls) {
+    const s = await get(calls, pools.scan, `/api/v1/dex/search?q=${q(text)}`);
     const t = s.submitTarget;
     return {
       searchSuggestions: {
@@ -82,8 +99,8 @@ const handlers: Record<string, (variables: Json, req: IncomingMessage) => Promis
       },
     };
   },
-  async S2() {
-    const index = (await validatorIndex()) as Map<string, Json> & { list: Json[] };
+  async S2(_variables, _req, calls) {
+    const index = (await validatorIndex(calls)) as Map<string, Json> & { list: Json[] };
     return {
       validators: {
         nodes: index.list.slice(0, 100).map((v) => ({
@@ -107,13 +124,14 @@ const handlers: Record<string, (variables: Json, req: IncomingMessage) => Promis
       },
     };
   },
-  async S3({ d }) {
+  async S3({ d }, _req, calls) {
     const [page, index] = await Promise.all([
       get(
+        calls,
         pools.stake,
         `/stake/delegator/delegations?delegator_address=${q(d)}&pagination.page=1&pagination.page_size=20`,
       ),
-      validatorIndex(),
+      validatorIndex(calls),
     ]);
     return {
       delegations: {
@@ -131,8 +149,8 @@ const handlers: Record<string, (variables: Json, req: IncomingMessage) => Promis
       },
     };
   },
-  async S4({ q: text }) {
-    const s = await get(pools.scan, `/api/v1/search?q=${q(text)}`);
+  async S4({ q: text }, _req, calls) {
+    const s = await get(calls, pools.scan, `/api/v1/search?q=${q(text)}`);
     return {
       search: {
         results: s.results.map((r: Json) => ({
@@ -143,7 +161,8 @@ const handlers: Record<string, (variables: Json, req: IncomingMessage) => Promis
       },
     };
   },
-  async S5({ input }, req) {
+  async S5({ input }, req, calls) {
+    calls.n++;
     const res = await pools.stake.request({
       method: 'PUT',
       path: '/stake/buyback/rounds',
@@ -167,27 +186,77 @@ const handlers: Record<string, (variables: Json, req: IncomingMessage) => Promis
 };
 handlers.S6 = handlers.S3 as (typeof handlers)['S3'];
 
-function send(res: ServerResponse, status: number, body: unknown) {
+// The gateway's production logger and metrics (src/server.ts, src/metrics.ts), in their simplest form.
+const logger = pino(
+  { redact: { paths: ['authorization', '*.authorization'], censor: '[redacted]' } },
+  pino.destination({ sync: false, minLength: 4096 }),
+);
+setInterval(() => logger.flush(), 1000).unref();
+const registry = new Registry();
+const requests = new Counter({
+  name: 'graphql_requests_total',
+  help: 'Requests by operation and outcome.',
+  labelNames: ['operation', 'outcome'] as const,
+  registers: [registry],
+});
+const duration = new Histogram({
+  name: 'graphql_request_duration_seconds',
+  help: 'Time to answer a request, by operation.',
+  labelNames: ['operation'] as const,
+  buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  registers: [registry],
+});
+
+function send(res: ServerResponse, requestId: string, status: number, body: unknown) {
   const text = JSON.stringify(body);
   res.writeHead(status, {
     'content-type': 'application/json; charset=utf-8',
     'content-length': Buffer.byteLength(text),
+    'x-request-id': requestId,
   });
   res.end(text);
 }
 
 const server = createServer((req, res) => {
+  const start = performance.now();
+  const given = req.headers['x-request-id'];
+  const requestId = typeof given === 'string' && /^[\w.:@-]{1,128}$/.test(given) ? given : randomUUID();
   const chunks: Buffer[] = [];
   req.on('data', (c: Buffer) => chunks.push(c));
   req.on('end', async () => {
+    const calls: Calls = { n: 0 };
+    let operation = 'unknown';
+    let outcome = 'ok';
+    let status = 200;
     try {
       const { operationName, variables } = JSON.parse(Buffer.concat(chunks).toString('utf8'));
       const handler = handlers[operationName];
-      if (!handler) return send(res, 400, { errors: [{ message: 'unknown operation' }] });
-      send(res, 200, { data: await handler(variables ?? {}, req) });
+      if (handler) {
+        operation = operationName;
+        send(res, requestId, 200, { data: await handler(variables ?? {}, req, calls) });
+      } else {
+        [outcome, status] = ['invalid', 400];
+        send(res, requestId, 400, { errors: [{ message: 'unknown operation' }] });
+      }
     } catch {
-      send(res, 200, { errors: [{ message: 'upstream failure' }] });
+      outcome = 'error';
+      send(res, requestId, 200, { errors: [{ message: 'upstream failure' }] });
     }
+    const seconds = (performance.now() - start) / 1000;
+    requests.labels(operation, outcome).inc();
+    duration.labels(operation).observe(seconds);
+    logger.info(
+      {
+        requestId,
+        operation,
+        outcome,
+        status,
+        durationMs: Math.round(seconds * 10_000) / 10,
+        upstreamCalls: calls.n,
+        errorCodes: [],
+      },
+      'graphql request',
+    );
   });
 });
 server.keepAliveTimeout = 10_000;
