@@ -43,8 +43,9 @@ export default defineConfig({
           provide: { devnet: {}, productionCaches: false },
         },
       },
-      // The domain tests again with the caches production runs with (response and validator lists).
-      variant('spec, production caches', {}, true),
+      // The domain tests again with the caches production runs with (response and validator lists),
+      // every query compiled by graphql-jit on first use (the other projects interpret them).
+      variant('spec, production caches, compiled', {}, true),
       // The production services' protojson dialect, and its two deployment variants.
       variant('kratos', { dialect: 'kratos' }),
       variant('kratos, staking enveloped', { dialect: 'kratos', stakeEnvelope: true }),

@@ -55,7 +55,11 @@ export interface Config {
   validatorCacheTtlMs: number;
   /** How long whole responses of public, cacheable queries are reused; 0 turns the cache off. */
   responseCacheTtlMs: number;
+  /** The most answers the response cache keeps (RESPONSE_CACHE_ENTRIES). */
+  responseCacheEntries: number;
   limits: Limits;
+  documents: DocumentCacheConfig;
+  server: ServerLimits;
   /** A persisted-documents manifest (hash → document): when set, only those operations run. */
   persistedOperationsFile: string | null;
   dialects: DialectConfig;
@@ -63,6 +67,34 @@ export interface Config {
   tracing: TracingConfig;
   scale: ScaleConfig;
   devnet: DevnetConfig;
+}
+
+/**
+ * The prepared documents (src/prepared.ts): every document's parse, validation, compiled plan and
+ * derived facts, kept in one LRU bounded in entries and in (estimated) bytes.
+ */
+export interface DocumentCacheConfig {
+  /** DOCUMENT_CACHE_ENTRIES: the most documents kept. */
+  maxEntries: number;
+  /** DOCUMENT_CACHE_BYTES: the most (estimated) bytes of documents and compiled plans kept. */
+  maxBytes: number;
+  /** DOCUMENT_KEEP_AFTER: a document is kept from its Nth use (the uses before leave only its text). */
+  keepAfter: number;
+  /** COMPILE_AFTER: a query is compiled by graphql-jit on its Nth use within COMPILE_WINDOW_MS; 0 never compiles. */
+  compileAfter: number;
+  compileWindowMs: number;
+}
+
+/** What node:http allows one client: the limits a reverse proxy in front would set. */
+export interface ServerLimits {
+  /** HEADERS_TIMEOUT_MS: a request's headers must arrive complete within it. */
+  headersTimeoutMs: number;
+  /** REQUEST_TIMEOUT_MS: a whole request (headers and body) must arrive within it. */
+  requestTimeoutMs: number;
+  /** KEEP_ALIVE_TIMEOUT_MS: an idle keep-alive connection is closed after it. */
+  keepAliveTimeoutMs: number;
+  /** MAX_CONNECTIONS: open sockets per process; beyond it a new connection is closed at once. */
+  maxConnections: number;
 }
 
 /** Beyond one process (issue 14): workers, caches shared through Redis, per-client rate limits. */
@@ -125,6 +157,10 @@ export interface Limits {
   complexity: number;
   /** Operations per batched JSON array; 0 refuses batches. */
   batch: number;
+  /** Nesting of objects and lists in a request's variables (MAX_VARIABLES_DEPTH). */
+  variablesDepth: number;
+  /** Values (object fields and list items, counted through nesting) in a request's variables. */
+  variableValues: number;
 }
 
 function int(env: Env, name: string, fallback: number, min: number, max: number): number {
@@ -236,6 +272,23 @@ function tracing(env: Env): TracingConfig {
   });
 }
 
+function serverLimits(env: Env, upstreamTimeoutMs: number): ServerLimits {
+  const limits = {
+    headersTimeoutMs: int(env, 'HEADERS_TIMEOUT_MS', 15_000, 100, 3_600_000),
+    requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000),
+    keepAliveTimeoutMs: int(env, 'KEEP_ALIVE_TIMEOUT_MS', 5_000, 100, 3_600_000),
+    maxConnections: int(env, 'MAX_CONNECTIONS', 1_024, 1, 1_000_000),
+  };
+  // node:http checks both timeouts on the same clock and refuses a request timeout below the headers'.
+  if (limits.requestTimeoutMs < limits.headersTimeoutMs)
+    throw new ConfigError('REQUEST_TIMEOUT_MS must be at least HEADERS_TIMEOUT_MS');
+  if (limits.requestTimeoutMs <= upstreamTimeoutMs)
+    throw new ConfigError(
+      'REQUEST_TIMEOUT_MS must be above UPSTREAM_TIMEOUT_MS, or a slow upstream would cut requests off',
+    );
+  return Object.freeze(limits);
+}
+
 function workers(env: Env): number {
   if (env.WORKERS?.trim().toLowerCase() === 'auto') return availableParallelism();
   return int(env, 'WORKERS', 1, 1, 256);
@@ -292,6 +345,7 @@ export function loadConfig(env: Env = process.env): Config {
     );
   }
   const production = env.NODE_ENV === 'production';
+  const upstreamTimeoutMs = int(env, 'UPSTREAM_TIMEOUT_MS', 5_000, 1, 600_000);
   return Object.freeze({
     host: env.HOST || '127.0.0.1',
     port: int(env, 'PORT', 4000, 0, 65_535),
@@ -303,7 +357,7 @@ export function loadConfig(env: Env = process.env): Config {
             explorer: url(env, 'EXPLORER_URL'),
             stake: url(env, 'STAKE_URL'),
           }),
-    upstreamTimeoutMs: int(env, 'UPSTREAM_TIMEOUT_MS', 5_000, 1, 600_000),
+    upstreamTimeoutMs,
     upstreamConnections: int(env, 'UPSTREAM_CONNECTIONS', 32, 1, 1_024),
     circuitFailureThreshold: int(env, 'CIRCUIT_FAILURE_THRESHOLD', 5, 1, 1_000),
     circuitHalfOpenMs: int(env, 'CIRCUIT_HALF_OPEN_MS', 10_000, 1, 3_600_000),
@@ -315,6 +369,7 @@ export function loadConfig(env: Env = process.env): Config {
     explorerToken: env.EXPLORER_TOKEN || null,
     validatorCacheTtlMs: int(env, 'VALIDATOR_CACHE_TTL_MS', 5_000, 0, 3_600_000),
     responseCacheTtlMs: int(env, 'RESPONSE_CACHE_TTL_MS', 5_000, 0, 3_600_000),
+    responseCacheEntries: int(env, 'RESPONSE_CACHE_ENTRIES', 2_000, 1, 1_000_000),
     limits: Object.freeze({
       requestBytes: int(env, 'MAX_REQUEST_BYTES', 1_000_000, 1_000, 100_000_000),
       depth: int(env, 'MAX_DEPTH', 10, 1, 100),
@@ -324,7 +379,17 @@ export function loadConfig(env: Env = process.env): Config {
       rootFields: int(env, 'MAX_ROOT_FIELDS', 10, 1, 1_000),
       complexity: int(env, 'MAX_COMPLEXITY', 3_000, 1, 10_000_000),
       batch: int(env, 'BATCH_LIMIT', 0, 0, 100),
+      variablesDepth: int(env, 'MAX_VARIABLES_DEPTH', 8, 1, 100),
+      variableValues: int(env, 'MAX_VARIABLE_VALUES', 1_000, 1, 1_000_000),
     }),
+    documents: Object.freeze({
+      maxEntries: int(env, 'DOCUMENT_CACHE_ENTRIES', 1_000, 1, 1_000_000),
+      maxBytes: int(env, 'DOCUMENT_CACHE_BYTES', 32_000_000, 100_000, 4_000_000_000),
+      keepAfter: int(env, 'DOCUMENT_KEEP_AFTER', 2, 1, 100),
+      compileAfter: int(env, 'COMPILE_AFTER', 10, 0, 1_000_000),
+      compileWindowMs: int(env, 'COMPILE_WINDOW_MS', 60_000, 1, 86_400_000),
+    }),
+    server: serverLimits(env, upstreamTimeoutMs),
     persistedOperationsFile: env.PERSISTED_OPERATIONS || null,
     dialects: Object.freeze({
       explorerSuccessCodes: codes(env, 'EXPLORER_SUCCESS_CODES', Object.freeze([0, 200])),

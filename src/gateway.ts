@@ -1,8 +1,6 @@
 import type { RequestListener } from 'node:http';
-import { useGraphQlJit } from '@envelop/graphql-jit';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
-import { getOperationAST } from 'graphql';
 import { createYoga, maskError, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { type Logger, pino } from 'pino';
 import type { Config } from './config.js';
@@ -14,9 +12,10 @@ import { createRequestListener } from './http/fast-path.js';
 import { limitPlugins } from './limits.js';
 import { Loaders, ValidatorCache } from './loaders.js';
 import { GatewayMetrics } from './metrics.js';
+import { DocumentCache } from './prepared.js';
 import { RateLimit } from './rate-limit.js';
 import { RedisStore } from './redis.js';
-import { usePublicResponseCache } from './response-cache.js';
+import { publicResponseCache } from './response-cache.js';
 import { schema } from './schema/index.js';
 import { printedSchema } from './schema/print.js';
 import { SharedCache, sharedKeyPrefix } from './shared-cache.js';
@@ -35,7 +34,9 @@ export type GatewaySettings = Pick<
   | 'explorerToken'
   | 'validatorCacheTtlMs'
   | 'responseCacheTtlMs'
+  | 'responseCacheEntries'
   | 'limits'
+  | 'documents'
   | 'dialects'
   | 'cors'
   | 'scale'
@@ -216,6 +217,19 @@ export function createGateway(options: GatewayOptions): Gateway {
         )
       : null;
   const unknownEnumValue = (enumName: string) => metrics.observeUnknownEnum(enumName);
+  // Every document's parse, validation, derived facts and (once hot) compiled plan, in one bounded
+  // LRU (prepared.ts): Yoga's own parse and validation caches are off.
+  const documents = new DocumentCache(options.documents, { compiled: () => metrics.observeCompilation() });
+  const responses =
+    options.responseCacheTtlMs > 0
+      ? publicResponseCache({
+          ttlMs: options.responseCacheTtlMs,
+          maxEntries: options.responseCacheEntries,
+          onLookup: (hit) => metrics.observeCache('responses', hit),
+          shared,
+        })
+      : null;
+  metrics.watchDocumentCaches(() => ({ ...documents.size(), responses: responses?.entries() ?? 0 }));
 
   const yoga = createYoga<Record<string, unknown>, Context>({
     schema,
@@ -224,6 +238,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     graphqlEndpoint: '/graphql',
     landingPage: false,
     maxRequestBodySize: options.limits.requestBytes,
+    parserAndValidationCache: false,
     multipart: false,
     // GraphiQL's assets inlined in the page: it works offline and loads nothing from a CDN. Loaded
     // on first use only: the module weighs about 50 MB of memory, and production never serves it.
@@ -264,27 +279,10 @@ export function createGateway(options: GatewayOptions): Gateway {
       ...limitPlugins(options.limits, options),
       // Before execution (and before the response cache): every operation is charged its cost.
       ...(rateLimit ? [rateLimit.plugin()] : []),
-      // Operations compiled once to JavaScript (and their results serialized by a compiled
-      // stringifier): execution of a 100-row page is several times faster than interpreting it.
-      // Queries only: the mutation runs once per call and gains nothing, and graphql-jit names
-      // fields of an input object as variables in its coercion messages.
-      useGraphQlJit(
-        {},
-        {
-          enableIf: ({ document, operationName }) =>
-            getOperationAST(document, operationName)?.operation === 'query',
-        },
-      ),
-      ...(options.responseCacheTtlMs > 0
-        ? [
-            usePublicResponseCache(
-              options.responseCacheTtlMs,
-              (hit) => metrics.observeCache('responses', hit),
-              undefined,
-              shared,
-            ),
-          ]
-        : []),
+      // After the limits: parse and validation results are kept once the limits have passed them.
+      // Queries hot enough are compiled by graphql-jit; the mutation and cold documents are interpreted.
+      documents.plugin(),
+      ...(responses ? [responses.plugin] : []),
     ],
   });
 

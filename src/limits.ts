@@ -12,7 +12,8 @@ import type { Limits } from './config.js';
 /**
  * Static limits on a document, checked at validation, before anything executes: depth, aliases,
  * tokens and directives by graphql-armor; root fields by a rule of ours (armor has none), and
- * introspection when it is off. All of them validation rules of the envelop pipeline, so that both
+ * introspection when it is off. A request's variables are bounded in nesting and count when
+ * execution starts, before they are coerced. All of them validation rules of the envelop pipeline, so that both
  * transports (http/fast-path.ts and Yoga's) apply them: nothing here hooks Yoga's HTTP stages. Query
  * cost, which depends on arguments such as pageSize, is priced by the Pothos complexity plugin
  * when execution starts (see schema/builder.ts).
@@ -49,6 +50,26 @@ function maxRootFields(max: number): ValidationRule {
   };
 }
 
+/**
+ * Why a request's variables are refused, or null: nested deeper than `maxDepth` objects and lists,
+ * or holding more than `maxValues` values (object fields and list items, through nesting). An
+ * iterative walk that stops at the first excess: bounded time and memory whatever was sent.
+ */
+export function variablesExcess(variables: unknown, maxDepth: number, maxValues: number): string | null {
+  const pending: [unknown, number][] = [[variables, 0]];
+  let values = 0;
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const [value, depth] = next;
+    if (typeof value !== 'object' || value === null) continue;
+    if (depth > maxDepth) return `The variables nest deeper than ${maxDepth} levels.`;
+    const items = Array.isArray(value) ? value : Object.values(value);
+    values += items.length;
+    if (values > maxValues) return `The variables hold more than ${maxValues} values.`;
+    for (const item of items) pending.push([item, depth + 1]);
+  }
+  return null;
+}
+
 export interface DocumentPolicy {
   /** Whether `__schema` and `__type` may be queried. */
   introspection: boolean;
@@ -72,6 +93,11 @@ export function limitPlugins(limits: Limits, policy: DocumentPolicy): Plugin[] {
       onValidate({ addValidationRule }) {
         addValidationRule(rootFields);
         if (!policy.introspection) addValidationRule(NoSchemaIntrospectionCustomRule);
+      },
+      // Before anything prices, coerces or executes them: variables too deep or too many.
+      onExecute({ args, setResultAndStopExecution }) {
+        const excess = variablesExcess(args.variableValues, limits.variablesDepth, limits.variableValues);
+        if (excess) setResultAndStopExecution({ errors: [limitError(excess, 'variables')] });
       },
     },
   ];

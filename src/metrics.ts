@@ -80,6 +80,16 @@ export class GatewayMetrics {
     help: 'GraphQL operations refused because their client was over its rate-limit budget (HTTP 429).',
     registers: [this.registry],
   });
+  private readonly compilations = new Counter({
+    name: 'graphql_compilations_total',
+    help: 'Queries compiled by graphql-jit once hot (COMPILE_AFTER uses within COMPILE_WINDOW_MS).',
+    registers: [this.registry],
+  });
+  private readonly refusedConnections = new Counter({
+    name: 'http_connections_refused_total',
+    help: 'Connections closed on arrival because MAX_CONNECTIONS sockets were open.',
+    registers: [this.registry],
+  });
   readonly inFlight = new Gauge({
     name: 'http_requests_in_flight',
     help: 'HTTP requests being answered.',
@@ -130,6 +140,53 @@ export class GatewayMetrics {
 
   observeUnknownEnum(enumName: string): void {
     this.child(`n\0${enumName}`, () => this.unknownEnums.labels(enumName)).inc();
+  }
+
+  observeCompilation(): void {
+    this.compilations.inc();
+  }
+
+  observeRefusedConnection(): void {
+    this.refusedConnections.inc();
+  }
+
+  /**
+   * The sizes of the caches keyed by document, read at each scrape: the prepared documents
+   * (entries, estimated bytes, compiled plans, texts not yet kept) and the public response cache (entries).
+   */
+  watchDocumentCaches(
+    sizes: () => { entries: number; bytes: number; compiled: number; doorkeeper: number; responses: number },
+  ): void {
+    const gauge = (name: string, help: string, read: (s: ReturnType<typeof sizes>) => number) =>
+      new Gauge({
+        name,
+        help,
+        registers: [this.registry],
+        collect() {
+          this.set(read(sizes()));
+        },
+      });
+    gauge(
+      'graphql_document_cache_entries',
+      'Prepared documents held (DOCUMENT_CACHE_ENTRIES at most).',
+      (s) => s.entries,
+    );
+    gauge(
+      'graphql_document_cache_bytes',
+      'Estimated bytes of the prepared documents, their compiled plans and the doorkeeper’s texts (DOCUMENT_CACHE_BYTES at most).',
+      (s) => s.bytes,
+    );
+    gauge(
+      'graphql_compiled_operations',
+      'Compiled query plans held by the prepared documents.',
+      (s) => s.compiled,
+    );
+    gauge(
+      'graphql_document_doorkeeper_entries',
+      'Document texts seen fewer than DOCUMENT_KEEP_AFTER times, remembered until a further use keeps the document.',
+      (s) => s.doorkeeper,
+    );
+    gauge('graphql_response_cache_entries', 'Public answers held by the response cache.', (s) => s.responses);
   }
 
   observeRateLimited(): void {

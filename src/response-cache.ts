@@ -14,6 +14,8 @@ import {
   visitWithTypeInfo,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { LRUCache } from 'lru-cache';
+import { memoize } from './prepared.js';
 import { declaredCacheScope } from './schema/cache-scope.js';
 import type { SharedCache, SharedFill } from './shared-cache.js';
 
@@ -82,34 +84,16 @@ function judge(schema: GraphQLSchema, document: DocumentNode, operationName: str
   return isPublic;
 }
 
-const verdicts = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, Map<string, boolean>>>();
-
 /**
  * Whether the results of an operation may be shared between callers: a query whose every selected
- * field is public. Judged once per schema, parsed document (Yoga reuses them) and operation name.
+ * field is public. Judged once per prepared document and operation (prepared.ts).
  */
 export function isPublicOperation(
   schema: GraphQLSchema,
   document: DocumentNode,
   operationName?: string | null,
 ): boolean {
-  let bySchema = verdicts.get(schema);
-  if (!bySchema) {
-    bySchema = new WeakMap();
-    verdicts.set(schema, bySchema);
-  }
-  let byOperation = bySchema.get(document);
-  if (!byOperation) {
-    byOperation = new Map();
-    bySchema.set(document, byOperation);
-  }
-  const key = operationName ?? '';
-  let verdict = byOperation.get(key);
-  if (verdict === undefined) {
-    verdict = judge(schema, document, operationName);
-    byOperation.set(key, verdict);
-  }
-  return verdict;
+  return memoize(document, operationName, 'public', () => judge(schema, document, operationName));
 }
 
 /** Whether an `if-none-match` header names this entity tag (weak comparison, as RFC 9110 asks). */
@@ -127,15 +111,36 @@ function matches(ifNoneMatch: string | null, etag: string): boolean {
  * or executes it and stores the answer for the others (shared-cache.ts). Only the public
  * operations chosen above ever reach Redis.
  */
-export function usePublicResponseCache(
-  ttlMs: number,
-  onLookup: (hit: boolean) => void = () => {},
+export interface PublicResponseCacheOptions {
+  ttlMs: number;
+  onLookup?: (hit: boolean) => void;
+  shared?: SharedCache | null;
+  /** The most answers kept, and the most bytes of their JSON. */
+  maxEntries?: number;
+  maxBytes?: number;
+}
+
+export function publicResponseCache({
+  ttlMs,
+  onLookup = () => {},
+  shared = null,
   maxEntries = 2_000,
-  shared: SharedCache | null = null,
-): Plugin {
-  // Documents are keyed by identity: parsed documents are cached and reused by Yoga.
-  const documentIds = new WeakMap<DocumentNode, number>();
+  maxBytes = 16_000_000,
+}: PublicResponseCacheOptions): { plugin: Plugin; entries(): number } {
+  // Documents are known by their text (the same text parsed twice is the same document), or by
+  // identity when they have none (built without locations).
+  const documentIds = new WeakMap<DocumentNode, string>();
   let nextId = 0;
+  const documentKey = (document: DocumentNode): string => {
+    const text = document.loc?.source.body;
+    if (text !== undefined) return text;
+    let id = documentIds.get(document);
+    if (id === undefined) {
+      id = `\u0001${nextId++}`;
+      documentIds.set(document, id);
+    }
+    return id;
+  };
   // Across instances a document is known by a hash of its printed text, computed once per document.
   const documentHashes = new WeakMap<DocumentNode, string>();
   const sharedId = (document: DocumentNode, rest: string) => {
@@ -146,13 +151,17 @@ export function usePublicResponseCache(
     }
     return createHash('sha256').update(`${digest}\u0000${rest}`).digest('base64url');
   };
-  const entries = new Map<string, { expires: number; result: ExecutionResult }>();
+  const entries = new LRUCache<string, { expires: number; result: ExecutionResult; bytes: number }>({
+    max: maxEntries,
+    maxSize: maxBytes,
+    sizeCalculation: (entry) => entry.bytes,
+  });
   // GET requests whose every operation was public and answered without errors: their response
   // may be kept by a CDN. A request with a private operation or an error is marked false.
   const shareable = new WeakMap<object, boolean>();
   const cacheControl = `public, max-age=${Math.max(1, Math.floor(ttlMs / 1000))}`;
 
-  return {
+  const plugin: Plugin = {
     onExecute({ args, executeFn, setExecuteFn, setResultAndStopExecution }) {
       const verdict = isPublicOperation(args.schema, args.document, args.operationName);
       const request = (args.contextValue as { request?: { method?: string } } | undefined)?.request;
@@ -160,13 +169,8 @@ export function usePublicResponseCache(
       if (get) shareable.set(get, verdict && shareable.get(get) !== false);
       if (!verdict) return;
 
-      let id = documentIds.get(args.document);
-      if (id === undefined) {
-        id = nextId++;
-        documentIds.set(args.document, id);
-      }
       const rest = `${args.operationName ?? ''}\u0000${JSON.stringify(args.variableValues ?? {})}`;
-      const key = `${id}\u0000${rest}`;
+      const key = `${documentKey(args.document)}\u0000${rest}`;
       const hit = entries.get(key);
       const fresh = hit !== undefined && hit.expires > Date.now();
       onLookup(fresh);
@@ -175,8 +179,16 @@ export function usePublicResponseCache(
         return;
       }
       const remember = (result: ExecutionResult, forMs: number) => {
-        if (entries.size >= maxEntries) entries.delete(entries.keys().next().value as string);
-        entries.set(key, { expires: Date.now() + forMs, result });
+        // Kept as the JSON it answers, serialized once: that text measures the entry, and every
+        // answer from it (this one included) is written without serializing again (both
+        // transports use a result's own `stringify`). Only bare `{ data }` results are kept.
+        const text = JSON.stringify(result);
+        const kept = Object.assign(result, { stringify: () => text });
+        entries.set(key, {
+          expires: Date.now() + forMs,
+          result: kept,
+          bytes: 2 * (text.length + key.length),
+        });
       };
       const execute = (fill: SharedFill | null) => {
         if (fill) {
@@ -192,7 +204,7 @@ export function usePublicResponseCache(
         return {
           onExecuteDone({ result }: { result: unknown }) {
             const single = result as ExecutionResult;
-            if (Symbol.asyncIterator in (result as object) || single.errors?.length) {
+            if (Symbol.asyncIterator in (result as object) || single.errors?.length || single.extensions) {
               if (get) shareable.set(get, false);
               if (fill) shared?.failed(fill);
               return;
@@ -231,4 +243,5 @@ export function usePublicResponseCache(
       }
     },
   };
+  return { plugin, entries: () => entries.size };
 }

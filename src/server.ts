@@ -1,6 +1,5 @@
 /** `npm start`: the gateway on HOST:PORT, on the embedded devnet when no upstream is configured. */
 import cluster from 'node:cluster';
-import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { type Logger, pino } from 'pino';
@@ -8,6 +7,7 @@ import { type DevnetHandoff, joinPrimary, runPrimary } from './cluster.js';
 import { type Config, ConfigError, loadConfig, loadPersistedOperations } from './config.js';
 import { exampleVariables } from './devnet/examples.js';
 import { type Devnet, startDevnet } from './devnet/index.js';
+import { createGatewayServer } from './http/node-server.js';
 import { startTracing, stopTracing } from './tracing.js';
 
 async function main(config: Config): Promise<void> {
@@ -83,7 +83,9 @@ async function main(config: Config): Promise<void> {
     ...(worker ? { scrapeMetrics: worker.metrics } : {}),
   });
   worker?.share(gateway.metrics.registry);
-  const server = createServer(gateway.listener);
+  const server = createGatewayServer(gateway.listener, config.server, () =>
+    gateway.metrics.observeRefusedConnection(),
+  );
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, resolve);

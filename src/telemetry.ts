@@ -4,6 +4,7 @@ import { type DocumentNode, type ExecutionResult, type GraphQLError, getOperatio
 import type { Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { GatewayMetrics } from './metrics.js';
+import { memoize } from './prepared.js';
 import { callerContext, endServerSpan, startServerSpan } from './tracing.js';
 
 /**
@@ -132,11 +133,21 @@ export function operationLabeler(max = 200): (name: unknown) => string {
   };
 }
 
-/** The operation a request names, or the one its document holds: one label for both paths. */
-function operationName(params: { operationName?: unknown } | undefined, document: unknown): unknown {
-  if (params?.operationName) return params.operationName;
-  if (!(document instanceof Object) || !('definitions' in document)) return params?.operationName;
-  return getOperationAST(document as DocumentNode, null)?.name?.value;
+/**
+ * The label of the operation a request names, or of the one its document holds: one label for
+ * both paths, worked out once per prepared document and operation name.
+ */
+function operationLabel(
+  label: (name: unknown) => string,
+  params: { operationName?: unknown } | undefined,
+  document: unknown,
+): string {
+  const given = params?.operationName;
+  if (!(document instanceof Object) || !('definitions' in document)) return label(given);
+  if (given !== undefined && given !== null && typeof given !== 'string') return label(given);
+  return memoize(document as DocumentNode, given, 'label', () =>
+    label(given || getOperationAST(document as DocumentNode, null)?.name?.value),
+  );
 }
 
 /**
@@ -158,7 +169,7 @@ export function useTelemetry(telemetry: Telemetry, label: (name: unknown) => str
         const { request, params } = context as { request?: object; params?: { operationName?: unknown } };
         const trace = traceOf(request);
         if (!trace) return;
-        trace.operation = label(operationName(params, result));
+        trace.operation = operationLabel(label, params, result);
         // The server span is named after the operation (a bounded label, never the document).
         trace.span?.updateName(trace.operation).setAttribute('graphql.operation.name', trace.operation);
       };

@@ -60,6 +60,8 @@ export interface ServiceOptions {
   errorBody(status: number, message: string, reason?: string): unknown;
   /** Added before every response, to simulate a distant upstream. */
   latencyMs?: () => number;
+  /** While true, every request is answered 503 (an outage, for the soak test). */
+  failing?: () => boolean;
   onRequest?(req: RecordedRequest): void;
 }
 
@@ -132,6 +134,7 @@ export function createService(options: ServiceOptions): Server {
     if (latency > 0) await new Promise((resolve) => setTimeout(resolve, latency));
 
     try {
+      if (options.failing?.()) throw new HttpError(503, 'service unavailable');
       const byMethod = routes[path];
       if (!byMethod) throw new HttpError(404, `${STATUS_TEXT[404]}: ${path}`);
       const handler = byMethod[method];

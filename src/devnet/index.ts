@@ -55,6 +55,8 @@ export interface Devnet {
   resetRecords(): void;
   /** Changes the latency added to every response from now on. */
   setLatency(ms: number): void;
+  /** Makes one service answer 503 to everything from now on (null: none). */
+  setFailing(service: 'scan' | 'explorer' | 'stake' | null): void;
   close(): Promise<void>;
 }
 
@@ -96,22 +98,26 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
     if (options.record) requests.push(req);
   };
   let latency = options.latencyMs ?? 0;
+  let failing: string | null = null;
   const common = { latencyMs: () => latency, onRequest };
   const scan = createService({
     ...common,
     name: 'scan',
+    failing: () => failing === 'scan',
     routes: createScanRoutes(data),
     errorBody: (_status, message) => ({ error: message }),
   });
   const explorer = createService({
     ...common,
     name: 'explorer',
+    failing: () => failing === 'explorer',
     routes: createExplorerRoutes(data, token, now, dialect),
     errorBody: dialect.errorBody('explorer'),
   });
   const stake = createService({
     ...common,
     name: 'stake',
+    failing: () => failing === 'stake',
     routes: createStakeRoutes(data, token, now, dialect),
     errorBody: dialect.errorBody('stake'),
   });
@@ -138,6 +144,9 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
       },
       setLatency(ms) {
         latency = ms;
+      },
+      setFailing(service) {
+        failing = service;
       },
       close: async () => {
         await Promise.all(servers.map(close));

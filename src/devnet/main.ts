@@ -28,13 +28,20 @@ try {
       `bearer token "${config.token}"`,
   );
   // Under a parent process (the benchmark), answer its questions over IPC.
-  process.on('message', (message: { type?: string; ms?: number }) => {
-    if (message.type === 'counts') process.send?.({ type: 'counts', counts: { ...devnet.counts } });
-    if (message.type === 'latency') {
-      devnet.setLatency(message.ms ?? 0);
-      process.send?.({ type: 'latency', ms: message.ms ?? 0 });
-    }
-  });
+  process.on(
+    'message',
+    (message: { type?: string; ms?: number; service?: 'scan' | 'explorer' | 'stake' | null }) => {
+      if (message.type === 'counts') process.send?.({ type: 'counts', counts: { ...devnet.counts } });
+      if (message.type === 'latency') {
+        devnet.setLatency(message.ms ?? 0);
+        process.send?.({ type: 'latency', ms: message.ms ?? 0 });
+      }
+      if (message.type === 'failing') {
+        devnet.setFailing(message.service ?? null);
+        process.send?.({ type: 'failing', service: message.service ?? null });
+      }
+    },
+  );
   const stop = () => {
     devnet.close().then(() => process.exit(0));
   };

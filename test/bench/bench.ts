@@ -8,6 +8,10 @@
  * Options: --duration S (per round, default 5), --rounds N (2), --connections N (16),
  * --warmup S (2), --only S1,S3 (scenarios), --out FILE (default test/bench/results/latest.json).
  *
+ * `--flood` runs, instead, one small public query repeated for 20 s, then made new on every request
+ * (a random alias or comment) for --duration (default 120 s), and prints the ratio of their req/s
+ * and the gateway's RSS every 10 s (out: flood.json).
+ *
  * `--scale` runs, instead, S2 and S3 (or --only) against three gateways on one devnet: the plain
  * gateway (WORKERS=1, core 0), WORKERS=2 (both cores, which it shares with the devnet and the load
  * generator: this machine has two) and WORKERS=1 with REDIS_URL (a redis-server started for the run,
@@ -71,6 +75,8 @@ export interface Scenario {
   variables: () => Record<string, unknown>;
   headers?: Record<string, string>;
   latencyMs?: number;
+  /** A new document on every request (an adversarial scenario, only run when named in --only). */
+  document?: () => string;
 }
 
 export function scenarios(): Scenario[] {
@@ -127,6 +133,13 @@ export function scenarios(): Scenario[] {
       query: portfolio.replace('query S3', 'query S6'),
       variables: () => ({ d: pick(delegators) }),
       latencyMs: 10,
+    },
+    {
+      id: 'F1',
+      title: 'a small public query made new on every request',
+      query: FLOOD_QUERY,
+      variables: () => ({}),
+      document: uniqueFloodDocument,
     },
   ];
 }
@@ -205,7 +218,14 @@ const peakRssMb = (pid: number | undefined) => {
   return Math.round(Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024);
 };
 
-export async function load(url: string, scenario: Scenario, durationSec: number, connections: number) {
+export async function load(
+  url: string,
+  scenario: Scenario,
+  durationSec: number,
+  connections: number,
+  /** The document of each request (default: the scenario's own, always the same). */
+  document: () => string = scenario.document ?? (() => scenario.query),
+) {
   const result = await autocannon({
     url,
     connections,
@@ -217,7 +237,7 @@ export async function load(url: string, scenario: Scenario, durationSec: number,
         setupRequest: (req) => ({
           ...req,
           body: JSON.stringify({
-            query: scenario.query,
+            query: document(),
             operationName: scenario.id,
             variables: scenario.variables(),
           }),
@@ -299,10 +319,11 @@ async function measure(
   url: string,
   scenario: Scenario,
   options: BenchOptions,
+  document?: () => string,
 ): Promise<TargetFigures> {
   const before = await upstreamTotal(devnet);
   const cpuBefore = treeCpuSeconds(pid);
-  const r = await load(url, scenario, options.durationSec, options.connections);
+  const r = await load(url, scenario, options.durationSec, options.connections, document);
   const cpu = treeCpuSeconds(pid) - cpuBefore;
   const upstream = (await upstreamTotal(devnet)) - before;
   return {
@@ -314,6 +335,30 @@ async function measure(
     requests: r.requests.total,
     errors: r.errors + r.non2xx,
   };
+}
+
+/**
+ * Builds the gateway, moves this process to core 1, starts the benchmark's devnet there, and runs
+ * `body` with a way to start targets; every process started is stopped at the end.
+ */
+export async function withBenchDevnet<T>(
+  body: (
+    devnet: Awaited<ReturnType<typeof startBenchDevnet>>,
+    start: (...args: Parameters<typeof startTarget>) => ReturnType<typeof startTarget>,
+  ) => Promise<T>,
+): Promise<T> {
+  prepare();
+  const devnet = await startBenchDevnet();
+  const children: ChildProcess[] = [devnet.child];
+  try {
+    return await body(devnet, async (...args) => {
+      const started = await startTarget(...args);
+      children.push(started.child);
+      return started;
+    });
+  } finally {
+    for (const child of children) child.kill('SIGTERM');
+  }
 }
 
 function mean(figures: TargetFigures[]): TargetFigures {
@@ -333,18 +378,15 @@ export async function runBenchmark(
   options: BenchOptions,
   log: (line: string) => void = console.log,
 ): Promise<BenchResult> {
-  prepare();
-  const devnet = await startBenchDevnet();
-  const children: ChildProcess[] = [devnet.child];
-  try {
-    const gateway = await startTarget('dist', devnet.urls);
-    children.push(gateway.child);
-    const baseline = await startTarget('baseline', devnet.urls);
-    children.push(baseline.child);
+  return withBenchDevnet(async (devnet, start) => {
+    const gateway = await start('dist', devnet.urls);
+    const baseline = await start('baseline', devnet.urls);
     const targets = { gateway: gateway.url, baseline: baseline.url };
 
     const results: ScenarioResult[] = [];
-    for (const scenario of scenarios().filter((s) => !options.only || options.only.includes(s.id))) {
+    for (const scenario of scenarios().filter((s) =>
+      options.only ? options.only.includes(s.id) : !s.document,
+    )) {
       await ask(devnet.child, { type: 'latency', ms: scenario.latencyMs ?? 0 });
       const variables = scenario.variables();
       const [fromGateway, fromBaseline] = [
@@ -389,9 +431,7 @@ export async function runBenchmark(
       scenarios: results,
       peakRssMb: { gateway: peakRssMb(gateway.child.pid), baseline: peakRssMb(baseline.child.pid) },
     };
-  } finally {
-    for (const child of children) child.kill('SIGTERM');
-  }
+  });
 }
 
 /** The gateways that `--scale` compares, the first being the one the others are a ratio to. */
@@ -532,6 +572,74 @@ export function formatTable(result: BenchResult): string {
   ].join('\n');
 }
 
+/** `--flood`: what a stream of documents never seen before costs, against the same document repeated. */
+export interface FloodResult {
+  startedAt: string;
+  node: string;
+  pinned: boolean;
+  repeated: TargetFigures;
+  unique: TargetFigures;
+  /** Unique documents' req/s as a fraction of the repeated document's. */
+  ratio: number;
+  /** Resident memory of the gateway every 10 s of the unique flood (MB), and its peak. */
+  rssMb: number[];
+  peakRssMb: number;
+}
+
+/** A small public query, and the same query made new on every request (an alias or a comment). */
+export const FLOOD_QUERY =
+  'query F1 { validatorStatistics { totalValidators activeValidators totalStakedAmount } }';
+let floodCounter = 0;
+export const uniqueFloodDocument = (): string => {
+  const n = `${process.pid}x${floodCounter++}x${Math.floor(Math.random() * 1e9)}`;
+  return floodCounter % 2 === 0
+    ? FLOOD_QUERY.replace('{ validatorStatistics', `{ a${n}: validatorStatistics`)
+    : `${FLOOD_QUERY} # ${n}`;
+};
+
+export const rssMb = (pid: number | undefined) =>
+  Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024);
+
+/**
+ * `--flood`: the production gateway (core 0) answers FLOOD_QUERY repeated for `warmup` + 20 s, then
+ * a new document on every request for `duration` seconds (default 120), its RSS read every 10 s.
+ */
+export async function runFlood(
+  options: BenchOptions,
+  log: (line: string) => void = console.log,
+): Promise<FloodResult> {
+  return withBenchDevnet(async (devnet, start) => {
+    const gateway = await start('dist', devnet.urls);
+    const pid = gateway.child.pid;
+    const scenario = scenarios().find((s) => s.id === 'F1') as Scenario;
+    const same = () => FLOOD_QUERY;
+    await load(gateway.url, scenario, options.warmupSec, options.connections, same);
+    const run = (durationSec: number, document: () => string) =>
+      measure(devnet.child, pid, gateway.url, scenario, { ...options, durationSec }, document);
+    const repeated = await run(20, same);
+    log(
+      `repeated document: ${repeated.requestsPerSec} req/s, ${Math.round(repeated.cpuUsPerRequest)} µs CPU per request, RSS ${rssMb(pid)} MB`,
+    );
+    const curve: number[] = [];
+    const sampler = setInterval(() => curve.push(rssMb(pid)), 10_000);
+    const unique = await run(options.durationSec, uniqueFloodDocument).finally(() => clearInterval(sampler));
+    log(
+      `unique documents: ${unique.requestsPerSec} req/s, ${Math.round(unique.cpuUsPerRequest)} µs CPU per request, errors ${unique.errors}`,
+    );
+    log(`RSS every 10 s (MB): ${curve.join(', ')}`);
+    return {
+      startedAt: new Date().toISOString(),
+      node: process.version,
+      pinned: hasTaskset,
+      repeated,
+      unique,
+      ratio: Number((unique.requestsPerSec / repeated.requestsPerSec).toFixed(2)),
+      rssMb: curve,
+      peakRssMb: peakRssMb(pid),
+    };
+  });
+}
+
 /** The value after `--name` on the command line, or the fallback. */
 export function cliOption(name: string, fallback: string): string {
   const at = process.argv.indexOf(`--${name}`);
@@ -546,12 +654,27 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1
     warmupSec: Number(cliOption('warmup', '2')),
     ...(process.argv.includes('--only') ? { only: cliOption('only', '').split(',') } : {}),
   };
-  const scale = process.argv.includes('--scale');
-  const out = resolve(ROOT, cliOption('out', `test/bench/results/${scale ? 'scale' : 'latest'}.json`));
-  const result = scale ? await runScale(options) : await runBenchmark(options);
+  const mode = process.argv.includes('--scale')
+    ? 'scale'
+    : process.argv.includes('--flood')
+      ? 'flood'
+      : 'latest';
+  const out = resolve(ROOT, cliOption('out', `test/bench/results/${mode}.json`));
+  if (mode === 'flood' && !process.argv.includes('--duration')) options.durationSec = 120;
+  const result =
+    mode === 'scale'
+      ? await runScale(options)
+      : mode === 'flood'
+        ? await runFlood(options)
+        : await runBenchmark(options);
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
-  const table = 'peakRssMb' in result ? formatTable(result) : formatScaleTable(result);
+  const table =
+    'ratio' in result
+      ? `unique documents at ${result.ratio} of the repeated document's req/s; peak RSS ${result.peakRssMb} MB`
+      : 'peakRssMb' in result
+        ? formatTable(result)
+        : formatScaleTable(result);
   console.log(`\n${table}\n\nfigures written to ${out}`);
   process.exit(0);
 }

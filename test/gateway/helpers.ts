@@ -1,12 +1,13 @@
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { print } from 'graphql';
 import { afterAll, beforeAll, beforeEach, expect, inject } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig, type ServerLimits } from '../../src/config.js';
 import { type Devnet, type DevnetOptions, startDevnet } from '../../src/devnet/index.js';
 import { CONTRACT_CODES } from '../../src/errors.js';
 import { createGateway, type Gateway, type GatewayOptions } from '../../src/gateway.js';
+import { createGatewayServer } from '../../src/http/node-server.js';
 
 export interface GraphQLResponse<T = any> {
   status: number;
@@ -69,7 +70,12 @@ export async function graphql<T = any>(
  */
 export function testSettings(overrides: Partial<GatewayOptions> = {}): Omit<GatewayOptions, 'upstreamUrls'> {
   const config = loadConfig({});
-  const caches = inject('productionCaches') ? {} : { validatorCacheTtlMs: 0, responseCacheTtlMs: 0 };
+  // The production-caches project also keeps every document and compiles every query on its first
+  // use, so that the domain suite runs once on graphql-jit's plans; the other projects run it on the
+  // interpreting executor.
+  const caches = inject('productionCaches')
+    ? { documents: { ...config.documents, keepAfter: 1, compileAfter: 1 } }
+    : { validatorCacheTtlMs: 0, responseCacheTtlMs: 0 };
   return { ...config, ...caches, scale: { ...config.scale, rateLimitPoints: 0 }, ...overrides };
 }
 
@@ -144,11 +150,17 @@ export function useGatewayOnDevnet(
   return env;
 }
 
-/** Serves a gateway over real HTTP on 127.0.0.1, as server.ts does; resolves to its /graphql URL. */
+/**
+ * Serves a gateway over real HTTP on 127.0.0.1, as server.ts does (with the default server limits
+ * unless given); resolves to its /graphql URL.
+ */
 export async function listen(
   gateway: Gateway,
+  limits: ServerLimits = loadConfig({}).server,
 ): Promise<{ url: string; server: Server; close(): Promise<void> }> {
-  const server = createServer(gateway.listener);
+  const server = createGatewayServer(gateway.listener, limits, () =>
+    gateway.metrics.observeRefusedConnection(),
+  );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;
   return {

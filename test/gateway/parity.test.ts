@@ -163,6 +163,11 @@ describe('the same answer on both transports', () => {
       'BAD_USER_INPUT',
     ],
     ['a missing variable', post('query($h: Int!) { block(height: $h) { hash } }'), 'BAD_USER_INPUT'],
+    [
+      'variables nested too deep',
+      post('query($q: String!) { search(query: $q) { results { kind } } }', { q: [[[[[[[[[['x']]]]]]]]]] }),
+      'BAD_USER_INPUT',
+    ],
     ['an input error in a resolver', post('{ validators(page: 0) { nodes { moniker } } }'), 'BAD_USER_INPUT'],
     ['two anonymous operations', post('{ __typename } { __typename }'), 'BAD_USER_INPUT'],
     [

@@ -1,0 +1,406 @@
+import {
+  type ASTNode,
+  type ASTVisitor,
+  BREAK,
+  type DocumentNode,
+  type ExecutionArgs,
+  type ExecutionResult,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  GraphQLError,
+  getEnterLeaveForKind,
+  getOperationAST,
+  Kind,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
+  type ValidationRule,
+} from 'graphql';
+import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
+import type { Plugin } from 'graphql-yoga';
+import { LRUCache } from 'lru-cache';
+import type { DocumentCacheConfig } from './config.js';
+
+/**
+ * Prepared documents: everything that depends only on a document's text is worked out once and
+ * kept with it (the parsed document, its validation, per operation its label, cache verdict and,
+ * once hot, its compiled plan), so that a repeated document pays only for its variables and its
+ * execution. One envelop plugin, in Yoga's pipeline, for both transports.
+ *
+ * A flood of documents never seen before (a random alias, a comment) must neither grow memory nor
+ * push out the documents really in use, nor cost more than graphql-js does:
+ * - a document is kept from its second use; the first leaves only its text with a doorkeeper;
+ * - everything is held by one LRU keyed by the text, bounded in entries and estimated bytes, so the
+ *   oldest are dropped with all they hold;
+ * - a query is compiled by graphql-jit (whose compilation costs several executions, and whose code
+ *   lives in V8's heap) only on its `compileAfter`th use within `compileWindowMs`; until then it
+ *   runs on the interpreting executor, which answers the same bytes;
+ * - validation runs all rules in one pass whose per-kind handler lists are built lazily.
+ */
+
+/** What the gateway derives from one operation of a document, each worked out once. */
+export interface PreparedOperation {
+  readonly operation: OperationDefinitionNode;
+  /** Memoized facts other plugins derive from the operation (its label, its cache verdict…). */
+  readonly facts: Map<string, unknown>;
+  uses: number;
+  windowStart: number;
+  /** The compiled plan once hot; 'interpret' when graphql-jit cannot compile it. */
+  compiled: CompiledQuery | 'interpret' | null;
+}
+
+interface PreparedDocument {
+  readonly source: string;
+  readonly document: DocumentNode;
+  /** Its uses before it was kept, from when the doorkeeper first saw it: they count as uses of each operation. */
+  readonly uses: number;
+  readonly firstSeen: number;
+  /** Estimated bytes: the document, then any compiled plans. */
+  bytes: number;
+  validation: { rules: string; errors: readonly GraphQLError[] } | null;
+  readonly operations: Map<string, PreparedOperation>;
+}
+
+// Estimates, measured on Node 20 with the benchmark's documents (heap growth per kept document):
+// a parsed document (with its token locations) weighs 58 to 96 bytes per character of its text; a
+// compiled plan 4 to 13 KB before it first runs, when V8 adds its bytecode, charged here at a byte
+// per character of the code graphql-jit generated (14,000 to 45,000 characters for those queries).
+const DOCUMENT_BYTES_PER_CHAR = 80;
+const DOCUMENT_BYTES_BASE = 2_048;
+const PLAN_BYTES_PER_CHAR = 1;
+const PLAN_BYTES_BASE = 8_192;
+
+const byDocument = new WeakMap<DocumentNode, PreparedDocument>();
+
+/**
+ * The prepared record of an operation of a document that went through the pipeline, created on
+ * first use; null for a document the cache does not hold (built elsewhere, or already evicted).
+ */
+export function preparedOperation(
+  document: DocumentNode,
+  operationName: string | null | undefined,
+): PreparedOperation | null {
+  const prepared = byDocument.get(document);
+  if (!prepared) return null;
+  const key = operationName ?? '';
+  let operation = prepared.operations.get(key);
+  if (!operation) {
+    const definition = getOperationAST(document, operationName);
+    // Only operations the document holds get a record: a caller's operationName adds nothing.
+    if (!definition) return null;
+    operation = {
+      operation: definition,
+      facts: new Map(),
+      uses: prepared.uses,
+      windowStart: prepared.firstSeen,
+      compiled: null,
+    };
+    prepared.operations.set(key, operation);
+  }
+  return operation;
+}
+
+/** `compute()` once per operation of a cached document (every time for any other document). */
+export function memoize<T>(
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  fact: string,
+  compute: () => T,
+): T {
+  const operation = preparedOperation(document, operationName);
+  if (!operation) return compute();
+  if (operation.facts.has(fact)) return operation.facts.get(fact) as T;
+  const value = compute();
+  operation.facts.set(fact, value);
+  return value;
+}
+
+/** The field of an operation a response path leads to (through fragments), for an error's location. */
+function fieldAt(
+  document: DocumentNode,
+  operation: OperationDefinitionNode,
+  path: readonly (string | number)[],
+) {
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const d of document.definitions)
+    if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
+  const find = (set: SelectionSetNode, key: string, seen: Set<string>): FieldNode | undefined => {
+    for (const selection of set.selections) {
+      if (selection.kind === Kind.FIELD && (selection.alias ?? selection.name).value === key)
+        return selection;
+      const inner =
+        selection.kind === Kind.INLINE_FRAGMENT
+          ? selection.selectionSet
+          : selection.kind === Kind.FRAGMENT_SPREAD && !seen.has(selection.name.value)
+            ? fragments.get(selection.name.value)?.selectionSet
+            : undefined;
+      const found =
+        inner &&
+        find(
+          inner,
+          key,
+          selection.kind === Kind.FRAGMENT_SPREAD ? new Set(seen).add(selection.name.value) : seen,
+        );
+      if (found) return found;
+    }
+    return undefined;
+  };
+  let field: FieldNode | undefined;
+  let set: SelectionSetNode | undefined = operation.selectionSet;
+  for (const key of path) {
+    if (typeof key === 'number') continue;
+    field = set && find(set, key, new Set());
+    set = field?.selectionSet;
+  }
+  return field;
+}
+
+/**
+ * A compiled plan's result as the interpreter would have answered it: keys in graphql-js's order
+ * (`errors` before `data`) and each error carrying its field's node (graphql-jit's errors have
+ * locations but no nodes, and the error masking rebuilds errors from their nodes),
+ * so that a query answers the same bytes before and after it is compiled.
+ */
+function asInterpreted(
+  result: ReturnType<CompiledQuery['query']>,
+  document: DocumentNode,
+  operation: OperationDefinitionNode,
+): ReturnType<CompiledQuery['query']> {
+  const reorder = (r: ExecutionResult): ExecutionResult => {
+    if (!r.errors) return r;
+    const errors = r.errors.map((error) => {
+      if (error.nodes || !error.path) return error;
+      const field = fieldAt(document, operation, error.path);
+      return field
+        ? new GraphQLError(error.message, {
+            nodes: field,
+            path: error.path,
+            originalError: error.originalError,
+            extensions: error.extensions,
+          })
+        : error;
+    });
+    return { errors, data: r.data };
+  };
+  return result instanceof Promise ? result.then(reorder) : reorder(result as ExecutionResult);
+}
+
+/**
+ * All of a validation's rules as one rule: graphql-js's visitInParallel, except that each node
+ * kind's enter and leave lists are built when a node of that kind is first met. graphql-js builds
+ * them for every kind (about 40) and every rule (about 30) on each validation, which cost more than
+ * the rules themselves for the small documents a frontend sends. Same rules, same order, same errors.
+ */
+function inParallel(rules: readonly ValidationRule[]): ValidationRule {
+  return (context) => {
+    const visitors = rules.map((rule) => rule(context));
+    const skipping: unknown[] = visitors.map(() => null);
+    const byKind = new Map<string, ReturnType<typeof getEnterLeaveForKind>[]>();
+    const handlers = (kind: string) => {
+      let list = byKind.get(kind);
+      if (!list) {
+        list = visitors.map((visitor) => getEnterLeaveForKind(visitor, kind as Kind));
+        byKind.set(kind, list);
+      }
+      return list;
+    };
+    return {
+      enter(...args: [ASTNode, ...unknown[]]) {
+        const node = args[0];
+        const list = handlers(node.kind);
+        for (let i = 0; i < visitors.length; i++) {
+          if (skipping[i] !== null) continue;
+          const result = (list[i]?.enter as ((...a: unknown[]) => unknown) | undefined)?.apply(
+            visitors[i],
+            args,
+          );
+          if (result === false) skipping[i] = node;
+          else if (result === BREAK) skipping[i] = BREAK;
+          else if (result !== undefined) return result;
+        }
+        return undefined;
+      },
+      leave(...args: [ASTNode, ...unknown[]]) {
+        const node = args[0];
+        const list = handlers(node.kind);
+        for (let i = 0; i < visitors.length; i++) {
+          if (skipping[i] === null) {
+            const result = (list[i]?.leave as ((...a: unknown[]) => unknown) | undefined)?.apply(
+              visitors[i],
+              args,
+            );
+            if (result === BREAK) skipping[i] = BREAK;
+            else if (result !== undefined && result !== false) return result;
+          } else if (skipping[i] === node) skipping[i] = null;
+        }
+        return undefined;
+      },
+    } as ASTVisitor;
+  };
+}
+
+export interface DocumentCacheEvents {
+  /** A query was compiled by graphql-jit. */
+  compiled?(): void;
+}
+
+/** What the LRU holds: a document and its size when last measured (set again when it grows). */
+interface Slot {
+  readonly prepared: PreparedDocument;
+  readonly bytes: number;
+}
+
+export class DocumentCache {
+  private readonly lru: LRUCache<string, Slot>;
+  /**
+   * The doorkeeper: texts seen fewer than `keepAfter` times, with when first seen. A document is
+   * kept (its parse, validation and facts) only from its `keepAfter`th use, so a flood of
+   * documents never seen again leaves nothing but their text here, and never evicts the documents
+   * that are really in use.
+   */
+  private readonly doorkeeper: LRUCache<string, { firstSeen: number; uses: number }>;
+
+  constructor(
+    private readonly config: DocumentCacheConfig,
+    private readonly events: DocumentCacheEvents = {},
+    private readonly now: () => number = Date.now,
+  ) {
+    // Seven eighths of the bytes for kept documents, one eighth for the doorkeeper's texts.
+    this.lru = new LRUCache<string, Slot>({
+      max: config.maxEntries,
+      maxSize: Math.max(1, config.maxBytes - Math.floor(config.maxBytes / 8)),
+      sizeCalculation: (slot) => slot.bytes,
+    });
+    this.doorkeeper = new LRUCache<string, { firstSeen: number; uses: number }>({
+      max: 4 * config.maxEntries,
+      maxSize: Math.max(1, Math.floor(config.maxBytes / 8)),
+      // A JavaScript string holds up to 2 bytes per character.
+      sizeCalculation: (_, source) => Math.max(1, 2 * source.length),
+    });
+  }
+
+  /** Entries, estimated bytes and compiled plans held now: what /metrics reports (at each scrape). */
+  size(): { entries: number; bytes: number; compiled: number; doorkeeper: number } {
+    let compiled = 0;
+    for (const { prepared } of this.lru.values())
+      for (const operation of prepared.operations.values())
+        if (operation.compiled && operation.compiled !== 'interpret') compiled++;
+    return {
+      entries: this.lru.size,
+      bytes: this.lru.calculatedSize + this.doorkeeper.calculatedSize,
+      compiled,
+      doorkeeper: this.doorkeeper.size,
+    };
+  }
+
+  /** Keeps a parsed document on its keepAfter-th use; the uses before only leave its text with the doorkeeper. */
+  private remember(source: string, document: DocumentNode): void {
+    const now = this.now();
+    const seen = this.doorkeeper.get(source) ?? { firstSeen: now, uses: 0 };
+    seen.uses++;
+    if (seen.uses < this.config.keepAfter) {
+      this.doorkeeper.set(source, seen);
+      return;
+    }
+    this.doorkeeper.delete(source);
+    const entry: PreparedDocument = {
+      source,
+      document,
+      uses: seen.uses - 1,
+      firstSeen: seen.firstSeen,
+      bytes: DOCUMENT_BYTES_BASE + source.length * DOCUMENT_BYTES_PER_CHAR,
+      validation: null,
+      operations: new Map(),
+    };
+    byDocument.set(document, entry);
+    this.lru.set(source, { prepared: entry, bytes: entry.bytes });
+  }
+
+  /** Whether this use makes the operation hot: its compileAfter-th within the window. */
+  private hot(operation: PreparedOperation): boolean {
+    const { compileAfter, compileWindowMs } = this.config;
+    if (compileAfter === 0) return false;
+    const now = this.now();
+    if (now - operation.windowStart > compileWindowMs) {
+      operation.windowStart = now;
+      operation.uses = 0;
+    }
+    operation.uses++;
+    return operation.uses >= compileAfter;
+  }
+
+  /** The compiled plan of a query, compiling it on the use that makes it hot; null: interpret it. */
+  private plan(args: ExecutionArgs): CompiledQuery | null {
+    const operation = preparedOperation(args.document, args.operationName);
+    if (operation?.operation.operation !== 'query') return null;
+    if (operation.compiled === 'interpret') return null;
+    if (operation.compiled) return operation.compiled;
+    if (!this.hot(operation)) return null;
+    const compiled = compileQuery(args.schema, args.document, args.operationName ?? undefined, {
+      debug: true,
+    } as never) as CompiledQuery & { __DO_NOT_USE_THIS_OR_YOU_WILL_BE_FIRED_compilation?: string };
+    const entry = byDocument.get(args.document) as PreparedDocument;
+    // The generated code: V8 keeps it as the plan's source anyway; graphql-jit's debug field only
+    // lets it be measured, and is dropped from the plan.
+    const code = compiled.__DO_NOT_USE_THIS_OR_YOU_WILL_BE_FIRED_compilation ?? '';
+    delete compiled.__DO_NOT_USE_THIS_OR_YOU_WILL_BE_FIRED_compilation;
+    const bytes = entry.bytes + PLAN_BYTES_BASE + code.length * PLAN_BYTES_PER_CHAR;
+    // Not expected of a validated document, nor of a plan larger than the whole cache: either
+    // keeps running on the interpreting executor.
+    if (!isCompiledQuery(compiled) || bytes > this.lru.maxSize) {
+      operation.compiled = 'interpret';
+      return null;
+    }
+    operation.compiled = compiled;
+    entry.bytes = bytes;
+    this.events.compiled?.();
+    // Set again, as a new slot, to account for its new size (evicting others if need be).
+    if (this.lru.peek(entry.source)?.prepared === entry)
+      this.lru.set(entry.source, { prepared: entry, bytes });
+    return compiled;
+  }
+
+  plugin(): Plugin {
+    return {
+      onParse: ({ params, setParsedDocument }) => {
+        const source = typeof params.source === 'string' ? params.source : params.source.body;
+        const cached = this.lru.get(source);
+        if (cached) {
+          setParsedDocument(cached.prepared.document);
+          return;
+        }
+        // Documents that do not parse are not kept: refusing them again costs what keeping them would.
+        return ({ result }) => {
+          if (result && !(result instanceof Error)) this.remember(source, result as DocumentNode);
+        };
+      },
+      onValidate: ({ params: { documentAST, rules }, validateFn, setValidationFn, setResult }) => {
+        const entry = byDocument.get(documentAST);
+        const key = rules?.map((rule: ValidationRule) => rule.name).join(',') ?? '';
+        const known = entry?.validation;
+        if (known && known.rules === key) {
+          setResult(known.errors);
+          return;
+        }
+        setValidationFn((schema, document, given, typeInfo, options) =>
+          validateFn(schema, document, given && [inParallel(given)], typeInfo, options),
+        );
+        if (!entry) return;
+        return ({ result }) => {
+          entry.validation = { rules: key, errors: result as readonly GraphQLError[] };
+        };
+      },
+      onExecute: ({ args, setExecuteFn }) => {
+        const plan = this.plan(args);
+        if (!plan) return;
+        const { operation } = preparedOperation(args.document, args.operationName) as PreparedOperation;
+        setExecuteFn((given) =>
+          asInterpreted(
+            plan.query(given.rootValue, given.contextValue, given.variableValues),
+            given.document,
+            operation,
+          ),
+        );
+      },
+    };
+  }
+}
