@@ -38,11 +38,31 @@ describe('loadConfig', () => {
     });
   });
 
+  it('reads the server limits and document caches, with the defaults a reverse proxy would set', () => {
+    const config = loadConfig({ HEADERS_TIMEOUT_MS: '2000', MAX_CONNECTIONS: '10', COMPILE_AFTER: '0' });
+    expect(config.server).toEqual({
+      headersTimeoutMs: 2_000,
+      requestTimeoutMs: 30_000,
+      keepAliveTimeoutMs: 5_000,
+      maxConnections: 10,
+    });
+    expect(config.documents).toEqual({
+      maxEntries: 1_000,
+      maxBytes: 32_000_000,
+      keepAfter: 2,
+      compileAfter: 0,
+      compileWindowMs: 60_000,
+    });
+  });
+
   it.each([
     [{ PORT: 'eighty' }, /PORT must be an integer/],
     [{ UPSTREAM_TIMEOUT_MS: '0' }, /UPSTREAM_TIMEOUT_MS/],
     [{ GRAPHIQL: 'maybe' }, /GRAPHIQL must be true or false/],
     [{ SCAN_URL: 'ftp://x', EXPLORER_URL: 'http://e', STAKE_URL: 'http://s' }, /SCAN_URL must be an http/],
+    [{ UPSTREAM_TIMEOUT_MS: '30000' }, /REQUEST_TIMEOUT_MS must be above UPSTREAM_TIMEOUT_MS/],
+    [{ HEADERS_TIMEOUT_MS: '20000', REQUEST_TIMEOUT_MS: '10000' }, /at least HEADERS_TIMEOUT_MS/],
+    [{ MAX_CONNECTIONS: '0' }, /MAX_CONNECTIONS/],
   ])('rejects %o', (env, message) => {
     expect(() => loadConfig(env)).toThrow(message);
   });

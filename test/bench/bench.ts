@@ -9,7 +9,8 @@
  * --warmup S (2), --only S1,S3 (scenarios), --out FILE (default test/bench/results/latest.json).
  *
  * `--flood` runs, instead, one small public query repeated for 20 s, then made new on every request
- * (a random alias or comment) for --duration (default 120 s), and prints the ratio of their req/s
+ * (a random alias or comment) for --duration (default 120 s), against `dist` or the build named by
+ * --target, and prints the ratio of their req/s
  * and the gateway's RSS every 10 s (out: flood.json).
  *
  * `--scale` runs, instead, S2 and S3 (or --only) against three gateways on one devnet: the plain
@@ -607,9 +608,11 @@ export const rssMb = (pid: number | undefined) =>
 export async function runFlood(
   options: BenchOptions,
   log: (line: string) => void = console.log,
+  /** The build to flood: `dist`, or another build's directory (`--target`). */
+  target = 'dist',
 ): Promise<FloodResult> {
   return withBenchDevnet(async (devnet, start) => {
-    const gateway = await start('dist', devnet.urls);
+    const gateway = await start(target, devnet.urls);
     const pid = gateway.child.pid;
     const scenario = scenarios().find((s) => s.id === 'F1') as Scenario;
     const same = () => FLOOD_QUERY;
@@ -665,7 +668,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1
     mode === 'scale'
       ? await runScale(options)
       : mode === 'flood'
-        ? await runFlood(options)
+        ? await runFlood(options, console.log, cliOption('target', 'dist'))
         : await runBenchmark(options);
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);

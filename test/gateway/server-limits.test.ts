@@ -75,6 +75,29 @@ describe('HTTP server limits', () => {
     expect(slow.received()).toMatch(/^HTTP\/1\.1 408 /);
   });
 
+  it('closes a request whose body trickles in for longer than REQUEST_TIMEOUT_MS', async () => {
+    const { url, port } = await serve({ headersTimeoutMs: 500, requestTimeoutMs: 1_000 });
+    const slow = await rawSocket(port);
+    // Complete headers announcing 1,000 bytes, then one byte every 100 ms.
+    slow.socket.write(
+      'POST /graphql HTTP/1.1\r\nHost: gateway.test\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n',
+    );
+    const trickle = setInterval(() => slow.socket.write(' '), 100);
+    try {
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query: '{ validatorStatistics { totalValidators } }' }),
+      });
+      expect(res.status).toBe(200);
+      expect(slow.socket.destroyed).toBe(false);
+      await slow.closed;
+    } finally {
+      clearInterval(trickle);
+    }
+    expect(slow.received()).toMatch(/^HTTP\/1\.1 408 /);
+  });
+
   it('closes a keep-alive connection idle for KEEP_ALIVE_TIMEOUT_MS', async () => {
     const { port } = await serve({ keepAliveTimeoutMs: 300 });
     const client = await rawSocket(port);
