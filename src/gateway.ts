@@ -279,7 +279,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       ...limitPlugins(options.limits, options),
       // Before execution (and before the response cache): every operation is charged its cost.
       ...(rateLimit ? [rateLimit.plugin()] : []),
-      // After the limits: parse and validation results are kept once the limits have passed them.
+      // After the limits, whose rules are part of the validation it keeps (refusals included).
       // Queries hot enough are compiled by graphql-jit; the mutation and cold documents are interpreted.
       documents.plugin(),
       ...(responses ? [responses.plugin] : []),

@@ -6,14 +6,15 @@ import {
   type ExecutionArgs,
   type ExecutionResult,
   type FieldNode,
-  type FragmentDefinitionNode,
   GraphQLError,
   getEnterLeaveForKind,
+  getLocation,
   getOperationAST,
-  Kind,
+  type Kind,
   type OperationDefinitionNode,
-  type SelectionSetNode,
+  type SourceLocation,
   type ValidationRule,
+  visit,
 } from 'graphql';
 import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
 import type { Plugin } from 'graphql-yoga';
@@ -72,8 +73,9 @@ const PLAN_BYTES_BASE = 8_192;
 const byDocument = new WeakMap<DocumentNode, PreparedDocument>();
 
 /**
- * The prepared record of an operation of a document that went through the pipeline, created on
- * first use; null for a document the cache does not hold (built elsewhere, or already evicted).
+ * The prepared record of an operation of a document the cache kept (an evicted document keeps its
+ * record while the request that holds it runs), created on first use; null for a document never
+ * kept, or an operation the document does not hold.
  */
 export function preparedOperation(
   document: DocumentNode,
@@ -81,7 +83,8 @@ export function preparedOperation(
 ): PreparedOperation | null {
   const prepared = byDocument.get(document);
   if (!prepared) return null;
-  const key = operationName ?? '';
+  // An absent name (null or undefined) means the document's only operation; "" names none.
+  const key = operationName === null || operationName === undefined ? '\u0000' : operationName;
   let operation = prepared.operations.get(key);
   if (!operation) {
     const definition = getOperationAST(document, operationName);
@@ -114,72 +117,53 @@ export function memoize<T>(
   return value;
 }
 
-/** The field of an operation a response path leads to (through fragments), for an error's location. */
-function fieldAt(
-  document: DocumentNode,
-  operation: OperationDefinitionNode,
-  path: readonly (string | number)[],
-) {
-  const fragments = new Map<string, FragmentDefinitionNode>();
-  for (const d of document.definitions)
-    if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
-  const find = (set: SelectionSetNode, key: string, seen: Set<string>): FieldNode | undefined => {
-    for (const selection of set.selections) {
-      if (selection.kind === Kind.FIELD && (selection.alias ?? selection.name).value === key)
-        return selection;
-      const inner =
-        selection.kind === Kind.INLINE_FRAGMENT
-          ? selection.selectionSet
-          : selection.kind === Kind.FRAGMENT_SPREAD && !seen.has(selection.name.value)
-            ? fragments.get(selection.name.value)?.selectionSet
-            : undefined;
-      const found =
-        inner &&
-        find(
-          inner,
-          key,
-          selection.kind === Kind.FRAGMENT_SPREAD ? new Set(seen).add(selection.name.value) : seen,
-        );
-      if (found) return found;
-    }
-    return undefined;
-  };
-  let field: FieldNode | undefined;
-  let set: SelectionSetNode | undefined = operation.selectionSet;
-  for (const key of path) {
-    if (typeof key === 'number') continue;
-    field = set && find(set, key, new Set());
-    set = field?.selectionSet;
-  }
-  return field;
+/**
+ * The field nodes an error of a compiled plan was raised at: those of the document that start at the
+ * error's locations (graphql-jit computes them from every merged field node, as graphql-js does).
+ */
+function nodesAt(document: DocumentNode, locations: readonly SourceLocation[]): FieldNode[] {
+  const source = document.loc?.source;
+  if (!source) return [];
+  const wanted = new Set(locations.map(({ line, column }) => `${line}:${column}`));
+  const found: FieldNode[] = [];
+  visit(document, {
+    Field(node) {
+      if (!node.loc) return;
+      const { line, column } = getLocation(source, node.loc.start);
+      if (wanted.has(`${line}:${column}`)) found.push(node);
+    },
+  });
+  return found;
 }
 
 /**
  * A compiled plan's result as the interpreter would have answered it: keys in graphql-js's order
- * (`errors` before `data`) and each error carrying its field's node (graphql-jit's errors have
- * locations but no nodes, and the error masking rebuilds errors from their nodes),
- * so that a query answers the same bytes before and after it is compiled.
+ * (`errors` before `data`) and each error carrying its field nodes (graphql-jit's errors have
+ * locations but no nodes, and the error masking rebuilds errors from their nodes), so that a query
+ * answers the same bytes before and after it is compiled.
  */
 function asInterpreted(
   result: ReturnType<CompiledQuery['query']>,
   document: DocumentNode,
-  operation: OperationDefinitionNode,
 ): ReturnType<CompiledQuery['query']> {
   const reorder = (r: ExecutionResult): ExecutionResult => {
     if (!r.errors) return r;
     const errors = r.errors.map((error) => {
-      if (error.nodes || !error.path) return error;
-      const field = fieldAt(document, operation, error.path);
-      return field
-        ? new GraphQLError(error.message, {
-            nodes: field,
-            path: error.path,
-            originalError: error.originalError,
-            extensions: error.extensions,
-          })
-        : error;
+      const nodes = error.nodes || !error.locations ? [] : nodesAt(document, error.locations);
+      if (nodes.length === 0) return error;
+      return new GraphQLError(error.message, {
+        nodes,
+        path: error.path,
+        originalError: error.originalError,
+        extensions: error.extensions,
+      });
     });
-    return { errors, data: r.data };
+    const { data, extensions } = r;
+    return {
+      errors,
+      ...('data' in r ? { data } : {}),
+      ...(extensions ? { extensions } : {}),
+    };
   };
   return result instanceof Promise ? result.then(reorder) : reorder(result as ExecutionResult);
 }
@@ -389,17 +373,19 @@ export class DocumentCache {
           entry.validation = { rules: key, errors: result as readonly GraphQLError[] };
         };
       },
-      onExecute: ({ args, setExecuteFn }) => {
-        const plan = this.plan(args);
-        if (!plan) return;
-        const { operation } = preparedOperation(args.document, args.operationName) as PreparedOperation;
-        setExecuteFn((given) =>
-          asInterpreted(
-            plan.query(given.rootValue, given.contextValue, given.variableValues),
-            given.document,
-            operation,
-          ),
-        );
+      onExecute: ({ args, executeFn, setExecuteFn }) => {
+        if (preparedOperation(args.document, args.operationName)?.operation.operation !== 'query') return;
+        // Uses are counted when the query really executes: an answer from the response cache
+        // (a later plugin) neither counts nor compiles.
+        setExecuteFn((given) => {
+          const plan = this.plan(given);
+          return plan
+            ? asInterpreted(
+                plan.query(given.rootValue, given.contextValue, given.variableValues),
+                given.document,
+              )
+            : executeFn(given);
+        });
       },
     };
   }

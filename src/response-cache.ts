@@ -183,7 +183,9 @@ export function publicResponseCache({
         // answer from it (this one included) is written without serializing again (both
         // transports use a result's own `stringify`). Only bare `{ data }` results are kept.
         const text = JSON.stringify(result);
-        const kept = Object.assign(result, { stringify: () => text });
+        // Not enumerable: a plugin that copies the result to add to it ({ ...result, errors })
+        // drops it, and that copy is serialized afresh.
+        const kept = Object.defineProperty(result, 'stringify', { value: () => text, configurable: true });
         entries.set(key, {
           expires: Date.now() + forMs,
           result: kept,

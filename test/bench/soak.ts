@@ -14,7 +14,7 @@
  * pinned as in the benchmark (gateway on core 0; devnet and this process on core 1).
  */
 import type { ChildProcess } from 'node:child_process';
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import autocannon from 'autocannon';
 import { cliOption, FLOOD_QUERY, rssMb, scenarios, uniqueFloodDocument, withBenchDevnet } from './bench.js';
 
@@ -81,29 +81,27 @@ function loadFor(
 /** Clients that send a request line and then a header line a second, forever; reconnect when cut. */
 function slowClients(port: number, count: number, stop: { done: boolean }) {
   const cut = { count: 0 };
-  const open = () => {
+  const open = new Set<Socket>();
+  const connectOne = () => {
     if (stop.done) return;
     const socket = connect(port, '127.0.0.1');
+    open.add(socket);
     socket.on('error', () => {});
     let line = 0;
     const timer = setInterval(() => socket.write(`x-slow-${line++}: 1\r\n`), 1_000);
     socket.once('connect', () => socket.write('POST /graphql HTTP/1.1\r\nHost: soak\r\n'));
     socket.once('close', () => {
       clearInterval(timer);
+      open.delete(socket);
       cut.count++;
-      open();
-    });
-    stopSockets.push(() => {
-      clearInterval(timer);
-      socket.destroy();
+      connectOne();
     });
   };
-  const stopSockets: (() => void)[] = [];
-  for (let i = 0; i < count; i++) open();
+  for (let i = 0; i < count; i++) connectOne();
   return {
     cut,
     close: () => {
-      for (const stopSocket of stopSockets) stopSocket();
+      for (const socket of open) socket.destroy();
     },
   };
 }

@@ -118,17 +118,48 @@ describe('the prepared-document cache', () => {
     for (const answer of answers) expect(answer).toBe(answers[0]);
   });
 
-  it('answers errors alike, interpreted and compiled', async () => {
-    // Partial data: one root field refused by its resolver (a malformed address), one answered.
-    const query = `query Mixed { delegations(delegatorAddress: "not-an-address") { pageInfo { total } } validatorStatistics { totalValidators } }`;
+  it('answers errors alike, interpreted and compiled, located at every node of a merged field', async () => {
+    // Partial data: one root field refused by its resolver (a malformed address), selected twice
+    // under one response key (merged, so its error has two locations), and one field answered.
+    const query = `query Mixed {
+  delegations(delegatorAddress: "not-an-address") { pageInfo { total } }
+  ... on Query { delegations(delegatorAddress: "not-an-address") { pageInfo { total } } }
+  validatorStatistics { totalValidators }
+}`;
+    const before = await metric(env.gateway, 'graphql_compilations_total');
     const answers: string[] = [];
-    for (let i = 0; i < 4; i++) answers.push(await post(env.url, query));
+    const compiledAfterEach: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      answers.push(await post(env.url, query));
+      compiledAfterEach.push((await metric(env.gateway, 'graphql_compilations_total')) - before);
+    }
+    expect(compiledAfterEach).toEqual([0, 0, 1, 1]);
+    expect(parseAnswer(answers[0] as string).errors[0].locations).toEqual([
+      { line: 2, column: 3 },
+      { line: 3, column: 18 },
+    ]);
     const first = parseAnswer(answers[0] as string);
     expect(first.errors.map((e: { extensions: { code: string } }) => e.extensions.code)).toEqual([
       'BAD_USER_INPUT',
     ]);
     expect(Number(first.data.validatorStatistics.totalValidators)).toBeGreaterThan(0);
     for (const answer of answers) expect(answer).toBe(answers[0]);
+  });
+
+  it('keeps an empty operationName apart from an absent one, once the query is compiled', async () => {
+    const query = `{ validatorStatistics { totalValidators } }`;
+    const named = (operationName: string | null) =>
+      fetch(env.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query, operationName }),
+      }).then(async (res) => parseAnswer(await res.text()));
+    for (let i = 0; i < 3; i++) expect((await named(null)).errors).toBeUndefined();
+    const empty = await named('');
+    expect(empty.data).toBeUndefined();
+    expect(empty.errors.map((e: { extensions: { code: string } }) => e.extensions.code)).toEqual([
+      'BAD_USER_INPUT',
+    ]);
   });
 
   it('never compiles the mutation', async () => {

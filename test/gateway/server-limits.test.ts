@@ -27,24 +27,23 @@ async function serve(limits: Partial<ServerLimits>) {
 async function rawSocket(port: number) {
   const socket = connect(port, '127.0.0.1');
   socket.on('error', () => {});
-  let received = '';
+  const client = { socket, received: '', closed: once(socket, 'close') };
   socket.on('data', (chunk: Buffer) => {
-    received += chunk.toString();
+    client.received += chunk.toString();
   });
-  const closed = once(socket, 'close');
   await once(socket, 'connect');
-  return { socket, closed, received: () => received };
+  return client;
 }
 
 const REQUEST = (body: string) =>
   `POST /graphql HTTP/1.1\r\nHost: gateway.test\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
 
 /** Sends one complete request on a raw socket and waits for its whole response. */
-async function request(socket: Socket, received: () => string) {
-  const body = JSON.stringify({ query: '{ validatorStatistics { totalValidators } }' });
-  socket.write(REQUEST(body));
-  while (!/\r\n\r\n\{.*\}$/s.test(received())) await once(socket, 'data');
-  return received();
+async function request(client: Awaited<ReturnType<typeof rawSocket>>) {
+  client.received = '';
+  client.socket.write(REQUEST(JSON.stringify({ query: '{ validatorStatistics { totalValidators } }' })));
+  while (!/\r\n\r\n\{.*\}$/s.test(client.received)) await once(client.socket, 'data');
+  return client.received;
 }
 
 const scrape = async (gateway: Gateway, name: string) =>
@@ -52,7 +51,7 @@ const scrape = async (gateway: Gateway, name: string) =>
 
 describe('HTTP server limits', () => {
   it('closes a socket that trickles its headers after HEADERS_TIMEOUT_MS, answering others meanwhile', async () => {
-    const { url, port } = await serve({ headersTimeoutMs: 1_000, requestTimeoutMs: 2_000 });
+    const { url, port } = await serve({ headersTimeoutMs: 2_000, requestTimeoutMs: 4_000 });
     const slow = await rawSocket(port);
     slow.socket.write('POST /graphql HTTP/1.1\r\nHost: gateway.test\r\n');
     // The slow client sends a header line every 100 ms, never the blank line that ends them.
@@ -72,11 +71,11 @@ describe('HTTP server limits', () => {
     } finally {
       clearInterval(trickle);
     }
-    expect(slow.received()).toMatch(/^HTTP\/1\.1 408 /);
+    expect(slow.received).toMatch(/^HTTP\/1\.1 408 /);
   });
 
   it('closes a request whose body trickles in for longer than REQUEST_TIMEOUT_MS', async () => {
-    const { url, port } = await serve({ headersTimeoutMs: 500, requestTimeoutMs: 1_000 });
+    const { url, port } = await serve({ headersTimeoutMs: 1_000, requestTimeoutMs: 2_500 });
     const slow = await rawSocket(port);
     // Complete headers announcing 1,000 bytes, then one byte every 100 ms.
     slow.socket.write(
@@ -95,33 +94,35 @@ describe('HTTP server limits', () => {
     } finally {
       clearInterval(trickle);
     }
-    expect(slow.received()).toMatch(/^HTTP\/1\.1 408 /);
+    expect(slow.received).toMatch(/^HTTP\/1\.1 408 /);
   });
 
   it('closes a keep-alive connection idle for KEEP_ALIVE_TIMEOUT_MS', async () => {
     const { port } = await serve({ keepAliveTimeoutMs: 300 });
     const client = await rawSocket(port);
-    const response = await request(client.socket, client.received);
-    expect(response).toMatch(/^HTTP\/1\.1 200 /);
-    // The client sends nothing more: the server ends the connection.
+    // Kept alive between requests: the second goes on the same connection.
+    expect(await request(client)).toMatch(/^HTTP\/1\.1 200 /);
+    expect(await request(client)).toMatch(/^HTTP\/1\.1 200 /);
+    // Then the client sends nothing more: the server ends the connection.
     await client.closed;
   });
 
   it('refuses connections beyond MAX_CONNECTIONS and counts them in /metrics', async () => {
-    const { url, port } = await serve({ maxConnections: 2 });
+    const { url, port, server } = await serve({ maxConnections: 2 });
+    const accepted: Socket[] = [];
+    server.on('connection', (socket: Socket) => accepted.push(socket));
     const before = (await scrape(env.gateway, 'http_connections_refused_total')) ?? 0;
     // Two clients hold a connection each, served and kept alive.
     const held = [await rawSocket(port), await rawSocket(port)];
-    for (const client of held)
-      expect(await request(client.socket, client.received)).toMatch(/^HTTP\/1\.1 200 /);
+    for (const client of held) expect(await request(client)).toMatch(/^HTTP\/1\.1 200 /);
     const third = await rawSocket(port);
     third.socket.write(REQUEST('{"query":"{ validatorStatistics { totalValidators } }"}'));
     await third.closed;
-    expect(third.received()).toBe('');
+    expect(third.received).toBe('');
     expect((await scrape(env.gateway, 'http_connections_refused_total')) ?? 0).toBe(before + 1);
-    // Once one of them leaves, a new client is served.
+    // Once one of them leaves (and the server has seen its socket close), a new client is served.
     held[0]?.socket.destroy();
-    await held[0]?.closed;
+    await once(accepted[0] as Socket, 'close');
     const res = await fetch(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', connection: 'close' },
