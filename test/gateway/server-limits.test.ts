@@ -46,6 +46,33 @@ async function request(client: Awaited<ReturnType<typeof rawSocket>>) {
   return client.received;
 }
 
+/**
+ * While `slow` sends a little every 100 ms (`trickle`), another client is served at once; then the
+ * server answers the slow one 408 and closes its socket.
+ */
+async function expectCutOffWhileOthersServed(
+  url: string,
+  slow: Awaited<ReturnType<typeof rawSocket>>,
+  trickle: () => void,
+) {
+  const timer = setInterval(trickle, 100);
+  try {
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ validatorStatistics { totalValidators } }' }),
+    });
+    expect(res.status).toBe(200);
+    expect(parseAnswer(await res.text()).data.validatorStatistics).not.toBeNull();
+    // Served while the slow client still held its socket.
+    expect(slow.socket.destroyed).toBe(false);
+    await slow.closed;
+  } finally {
+    clearInterval(timer);
+  }
+  expect(slow.received).toMatch(/^HTTP\/1\.1 408 /);
+}
+
 const scrape = async (gateway: Gateway, name: string) =>
   (await gateway.metrics.registry.getSingleMetric(name)?.get())?.values[0]?.value;
 
@@ -56,22 +83,7 @@ describe('HTTP server limits', () => {
     slow.socket.write('POST /graphql HTTP/1.1\r\nHost: gateway.test\r\n');
     // The slow client sends a header line every 100 ms, never the blank line that ends them.
     let line = 0;
-    const trickle = setInterval(() => slow.socket.write(`x-slow-${line++}: 1\r\n`), 100);
-    try {
-      const res = await fetch(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ query: '{ validatorStatistics { totalValidators } }' }),
-      });
-      expect(res.status).toBe(200);
-      expect(parseAnswer(await res.text()).data.validatorStatistics).not.toBeNull();
-      // Served while the slow client still held its socket.
-      expect(slow.socket.destroyed).toBe(false);
-      await slow.closed;
-    } finally {
-      clearInterval(trickle);
-    }
-    expect(slow.received).toMatch(/^HTTP\/1\.1 408 /);
+    await expectCutOffWhileOthersServed(url, slow, () => slow.socket.write(`x-slow-${line++}: 1\r\n`));
   });
 
   it('closes a request whose body trickles in for longer than REQUEST_TIMEOUT_MS', async () => {
@@ -81,20 +93,7 @@ describe('HTTP server limits', () => {
     slow.socket.write(
       'POST /graphql HTTP/1.1\r\nHost: gateway.test\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n',
     );
-    const trickle = setInterval(() => slow.socket.write(' '), 100);
-    try {
-      const res = await fetch(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ query: '{ validatorStatistics { totalValidators } }' }),
-      });
-      expect(res.status).toBe(200);
-      expect(slow.socket.destroyed).toBe(false);
-      await slow.closed;
-    } finally {
-      clearInterval(trickle);
-    }
-    expect(slow.received).toMatch(/^HTTP\/1\.1 408 /);
+    await expectCutOffWhileOthersServed(url, slow, () => slow.socket.write(' '));
   });
 
   it('closes a keep-alive connection idle for KEEP_ALIVE_TIMEOUT_MS', async () => {
