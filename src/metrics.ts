@@ -82,7 +82,7 @@ export class GatewayMetrics {
   });
   private readonly compilations = new Counter({
     name: 'graphql_compilations_total',
-    help: 'Queries compiled by graphql-jit once hot (COMPILE_AFTER uses within COMPILE_WINDOW_MS).',
+    help: 'Queries compiled by graphql-jit once hot (COMPILE_AFTER executions within COMPILE_WINDOW_MS).',
     registers: [this.registry],
   });
   private readonly refusedConnections = new Counter({

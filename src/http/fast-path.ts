@@ -11,7 +11,7 @@ import { type CorsPolicy, DEFAULT_CACHE_CONTROL, finishResult } from './answer.j
 /**
  * The node:http listener of the gateway: a transport adapter in front of Yoga. The common
  * request, a JSON POST to /graphql asking for JSON, is handed to Yoga's own envelop pipeline
- * (every plugin of the schema: parse and validation caches, limits, telemetry's operation name,
+ * (every plugin of the schema: prepared documents, limits, telemetry's operation name,
  * error masking) straight from node:http, without building WHATWG Request and Response objects:
  * on a small machine that translation costs more than the GraphQL work. Its answer is finished by
  * answer.ts and encoded by Yoga's own result processor, as on Yoga's path; a parity test compares

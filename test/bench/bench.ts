@@ -196,6 +196,23 @@ const upstreamTotal = async (devnet: ChildProcess) => {
   return Object.values(counts).reduce((a, b) => a + b, 0);
 };
 
+/**
+ * Stops the processes a run started and waits until each has exited (SIGKILL after 15 s): they
+ * must not outlive this process, whose end closes the pipes they log to.
+ */
+export async function stopAll(children: ChildProcess[]): Promise<void> {
+  await Promise.all(
+    children.map(async (child) => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolveExit) => child.once('exit', resolveExit));
+      child.kill('SIGTERM');
+      const force = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(force);
+    }),
+  );
+}
+
 /** User + system CPU seconds of a process so far (/proc/<pid>/stat, in clock ticks of 1/100 s). */
 export const cpuSeconds = (pid: number | undefined): number => {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
@@ -358,7 +375,7 @@ export async function withBenchDevnet<T>(
       return started;
     });
   } finally {
-    for (const child of children) child.kill('SIGTERM');
+    await stopAll(children);
   }
 }
 
@@ -516,7 +533,7 @@ export async function runScale(
       scenarios: results,
     };
   } finally {
-    for (const child of children) child.kill('SIGTERM');
+    await stopAll(children);
     await redis.close();
   }
 }

@@ -20,7 +20,16 @@
 import type { ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cliOption, cpuSeconds, load, prepare, scenarios, startBenchDevnet, startTarget } from './bench.js';
+import {
+  cliOption,
+  cpuSeconds,
+  load,
+  prepare,
+  scenarios,
+  startBenchDevnet,
+  startTarget,
+  stopAll,
+} from './bench.js';
 
 export interface CompareOptions {
   targets: string[];
@@ -109,7 +118,7 @@ export async function compareTargets(
     }
     return results;
   } finally {
-    for (const child of children) child.kill('SIGTERM');
+    await stopAll(children);
   }
 }
 
