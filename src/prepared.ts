@@ -227,10 +227,12 @@ export interface DocumentCacheEvents {
   compiled?(): void;
 }
 
-/** What the LRU holds: a document and its size when last measured (set again when it grows). */
+/**
+ * What the LRU holds: a wrapper around a document, replaced when the document grows, because
+ * lru-cache measures a value again only when a different one is set.
+ */
 interface Slot {
   readonly prepared: PreparedDocument;
-  readonly bytes: number;
 }
 
 export class DocumentCache {
@@ -252,7 +254,7 @@ export class DocumentCache {
     this.lru = new LRUCache<string, Slot>({
       max: config.maxEntries,
       maxSize: Math.max(1, config.maxBytes - Math.floor(config.maxBytes / 8)),
-      sizeCalculation: (slot) => slot.bytes,
+      sizeCalculation: (slot) => slot.prepared.bytes,
     });
     this.doorkeeper = new LRUCache<string, { firstSeen: number; uses: number }>({
       max: 4 * config.maxEntries,
@@ -296,7 +298,7 @@ export class DocumentCache {
       operations: new Map(),
     };
     byDocument.set(document, entry);
-    this.lru.set(source, { prepared: entry, bytes: entry.bytes });
+    this.lru.set(source, { prepared: entry });
   }
 
   /** Whether this use makes the operation hot: its compileAfter-th within the window. */
@@ -338,8 +340,7 @@ export class DocumentCache {
     entry.bytes = bytes;
     this.events.compiled?.();
     // Set again, as a new slot, to account for its new size (evicting others if need be).
-    if (this.lru.peek(entry.source)?.prepared === entry)
-      this.lru.set(entry.source, { prepared: entry, bytes });
+    if (this.lru.peek(entry.source)?.prepared === entry) this.lru.set(entry.source, { prepared: entry });
     return compiled;
   }
 

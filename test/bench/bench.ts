@@ -379,6 +379,14 @@ export async function withBenchDevnet<T>(
   }
 }
 
+/** What every result file starts with: when, with which options, pinned or not, on which Node. */
+const runHeader = (options: BenchOptions) => ({
+  startedAt: new Date().toISOString(),
+  options,
+  pinned: hasTaskset,
+  node: process.version,
+});
+
 function mean(figures: TargetFigures[]): TargetFigures {
   const avg = (key: keyof TargetFigures) => figures.reduce((s, f) => s + f[key], 0) / figures.length;
   return {
@@ -442,10 +450,7 @@ export async function runBenchmark(
     }
     await ask(devnet.child, { type: 'latency', ms: 0 });
     return {
-      startedAt: new Date().toISOString(),
-      options,
-      pinned: hasTaskset,
-      node: process.version,
+      ...runHeader(options),
       scenarios: results,
       peakRssMb: { gateway: peakRssMb(gateway.child.pid), baseline: peakRssMb(baseline.child.pid) },
     };
@@ -483,59 +488,49 @@ export async function runScale(
   options: BenchOptions,
   log: (line: string) => void = console.log,
 ): Promise<ScaleResult> {
-  prepare();
-  // Started from this process, now on core 1: redis-server inherits core 1, beside the devnet.
-  const redis = await startRedis();
-  const devnet = await startBenchDevnet();
-  const children: ChildProcess[] = [devnet.child];
-  try {
-    const started: { child: ChildProcess; url: string }[] = [];
-    for (const variant of SCALE_VARIANTS) {
-      const env = 'REDIS_URL' in variant.env ? { REDIS_URL: redis.url } : variant.env;
-      const running = await startTarget('dist', devnet.urls, env, variant.cores);
-      children.push(running.child);
-      started.push(running);
-    }
-    const results: ScaleScenarioResult[] = [];
-    const only = options.only ?? ['S2', 'S3'];
-    for (const scenario of scenarios().filter((s) => only.includes(s.id))) {
-      await ask(devnet.child, { type: 'latency', ms: scenario.latencyMs ?? 0 });
-      for (const { url } of started) await load(url, scenario, options.warmupSec, options.connections);
-      const runs = started.map(() => [] as TargetFigures[]);
-      for (let round = 0; round < options.rounds; round++) {
-        const order = started.map((_, i) => i);
-        if (round % 2 === 1) order.reverse();
-        for (const i of order) {
-          const { child, url } = started[i] as (typeof started)[number];
-          runs[i]?.push(await measure(devnet.child, child.pid, url, scenario, options));
-        }
+  return withBenchDevnet(async (devnet, start) => {
+    // Started from this process, now on core 1: redis-server inherits core 1, beside the devnet.
+    const redis = await startRedis();
+    try {
+      const started: { child: ChildProcess; url: string }[] = [];
+      for (const variant of SCALE_VARIANTS) {
+        const env = 'REDIS_URL' in variant.env ? { REDIS_URL: redis.url } : variant.env;
+        started.push(await start('dist', devnet.urls, env, variant.cores));
       }
-      const means = runs.map(mean);
-      const first = means[0]?.requestsPerSec ?? 0;
-      const targets = means.map((figures, i) => ({
-        name: SCALE_VARIANTS[i]?.name ?? '',
-        ...figures,
-        ratio: first > 0 ? Number((figures.requestsPerSec / first).toFixed(2)) : 0,
-      }));
-      results.push({ id: scenario.id, title: scenario.title, targets });
-      log(
-        `${scenario.id} ${scenario.title}: ${targets
-          .map((t) => `${t.name} ${t.requestsPerSec} req/s (${t.ratio})`)
-          .join(', ')}`,
-      );
+      const results: ScaleScenarioResult[] = [];
+      const only = options.only ?? ['S2', 'S3'];
+      for (const scenario of scenarios().filter((s) => only.includes(s.id))) {
+        await ask(devnet.child, { type: 'latency', ms: scenario.latencyMs ?? 0 });
+        for (const { url } of started) await load(url, scenario, options.warmupSec, options.connections);
+        const runs = started.map(() => [] as TargetFigures[]);
+        for (let round = 0; round < options.rounds; round++) {
+          const order = started.map((_, i) => i);
+          if (round % 2 === 1) order.reverse();
+          for (const i of order) {
+            const { child, url } = started[i] as (typeof started)[number];
+            runs[i]?.push(await measure(devnet.child, child.pid, url, scenario, options));
+          }
+        }
+        const means = runs.map(mean);
+        const first = means[0]?.requestsPerSec ?? 0;
+        const targets = means.map((figures, i) => ({
+          name: SCALE_VARIANTS[i]?.name ?? '',
+          ...figures,
+          ratio: first > 0 ? Number((figures.requestsPerSec / first).toFixed(2)) : 0,
+        }));
+        results.push({ id: scenario.id, title: scenario.title, targets });
+        log(
+          `${scenario.id} ${scenario.title}: ${targets
+            .map((t) => `${t.name} ${t.requestsPerSec} req/s (${t.ratio})`)
+            .join(', ')}`,
+        );
+      }
+      await ask(devnet.child, { type: 'latency', ms: 0 });
+      return { ...runHeader(options), scenarios: results };
+    } finally {
+      await redis.close();
     }
-    await ask(devnet.child, { type: 'latency', ms: 0 });
-    return {
-      startedAt: new Date().toISOString(),
-      options,
-      pinned: hasTaskset,
-      node: process.version,
-      scenarios: results,
-    };
-  } finally {
-    await stopAll(children);
-    await redis.close();
-  }
+  });
 }
 
 export function formatScaleTable(result: ScaleResult): string {
