@@ -1,9 +1,9 @@
 import type { CodegenConfig } from '@graphql-codegen/cli';
 
-/** Typed documents for the frontend operations in test/operations/, generated from schema.graphql. */
+/** Typed documents for the frontend operations in operations/, generated from schema.graphql. */
 const config: CodegenConfig = {
   schema: 'schema.graphql',
-  documents: ['test/operations/*.graphql'],
+  documents: ['operations/*.graphql'],
   generates: {
     'test/generated/': {
       preset: 'client',

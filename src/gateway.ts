@@ -4,22 +4,22 @@ import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operation
 import { createYoga, maskError, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { type Logger, pino } from 'pino';
 import type { Config } from './config.js';
-import { bearerToken, type Context } from './context.js';
 import type { UpstreamName } from './errors.js';
-import { graphiqlPageOptions } from './graphiql.js';
+import { bearerToken, type Context } from './graphql/context.js';
+import { graphiqlPageOptions } from './graphql/graphiql.js';
+import { Loaders, ValidatorCache } from './graphql/loaders.js';
+import { limitPlugins } from './graphql/plugins/limits.js';
+import { DocumentCache } from './graphql/plugins/prepared.js';
+import { RateLimit } from './graphql/plugins/rate-limit.js';
+import { publicResponseCache } from './graphql/plugins/response-cache.js';
+import { operationLabeler, traceOf, useTelemetry, yogaLogger } from './graphql/plugins/telemetry.js';
 import { CorsPolicy, useAnswers } from './http/answer.js';
 import { createRequestListener } from './http/fast-path.js';
-import { limitPlugins } from './limits.js';
-import { Loaders, ValidatorCache } from './loaders.js';
-import { GatewayMetrics } from './metrics.js';
-import { DocumentCache } from './prepared.js';
-import { RateLimit } from './rate-limit.js';
-import { RedisStore } from './redis.js';
-import { publicResponseCache } from './response-cache.js';
+import { GatewayMetrics } from './ops/metrics.js';
+import { RedisStore } from './scale/redis.js';
+import { SharedCache, sharedKeyPrefix } from './scale/shared-cache.js';
 import { schema } from './schema/index.js';
 import { printedSchema } from './schema/print.js';
-import { SharedCache, sharedKeyPrefix } from './shared-cache.js';
-import { operationLabeler, traceOf, useTelemetry, yogaLogger } from './telemetry.js';
 import { createUpstreams, type Upstreams } from './upstream/index.js';
 
 export type GatewaySettings = Pick<
@@ -245,7 +245,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     renderGraphiQL: async (graphiqlOptions) =>
       (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(graphiqlOptions),
     batching: options.limits.batch > 0 ? { limit: options.limits.batch } : false,
-    // A welcome tab, then one tab per operation of test/operations/ (read on the first page).
+    // A welcome tab, then one tab per operation of operations/ (read on the first page).
     graphiql: options.graphiql
       ? graphiqlPageOptions({
           title: 'Chain gateway',

@@ -8,7 +8,7 @@ import { type FaultUpstream, startFaultUpstream } from './support/fault-upstream
 import { type Started, startServerProcess } from './support/server-process.js';
 
 /**
- * `WORKERS=2`: the real process (`src/server.ts` under tsx), a primary and its workers. Every
+ * `WORKERS=2`: the real process (`src/main.ts` under tsx), a primary and its workers. Every
  * request goes on a new connection, so that the primary hands each to the next worker.
  */
 

@@ -5,14 +5,14 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { createGateway } from '../src/gateway.js';
-import { buildGraphiQLOptions, graphiqlPageOptions } from '../src/graphiql.js';
+import { buildGraphiQLOptions, graphiqlPageOptions } from '../src/graphql/graphiql.js';
 
 /**
- * GraphiQL's tabs (src/graphiql.ts): a welcome tab, then one per operation of test/operations/,
+ * GraphiQL's tabs (src/graphiql.ts): a welcome tab, then one per operation of operations/,
  * read on the first GraphiQL page. The browser test runs them in Chromium against the devnet.
  */
 
-const OPERATIONS = readdirSync(new URL('operations/', import.meta.url))
+const OPERATIONS = readdirSync(new URL('../operations/', import.meta.url))
   .filter((file) => file.endsWith('.graphql'))
   .map((file) => file.slice(0, -'.graphql'.length))
   .sort();
@@ -32,7 +32,7 @@ function tempDir(): URL {
 const operationName = (query: string | null) => /^(?:query|mutation) (\w+)/m.exec(query ?? '')?.[1];
 
 describe('GraphiQL tabs', () => {
-  it('opens a tab per operation of test/operations/, with `{}` and a placeholder token off the devnet', async () => {
+  it('opens a tab per operation of operations/, with `{}` and a placeholder token off the devnet', async () => {
     const options = await buildGraphiQLOptions({ title: 'Chain gateway', welcomeQuery: WELCOME });
     const headers = JSON.stringify({ Authorization: 'Bearer <your token>' }, null, 2);
     expect(options.title).toBe('Chain gateway');

@@ -11,7 +11,7 @@ describe('checked-in artifacts', () => {
     expect(readFileSync(new URL('../schema.graphql', import.meta.url), 'utf8')).toBe(printedSchema());
   });
 
-  it('test/generated matches schema.graphql and test/operations (run `npm run codegen`)', async () => {
+  it('test/generated matches schema.graphql and operations (run `npm run codegen`)', async () => {
     const outputs = await generate(
       { ...codegenConfig, cwd: new URL('..', import.meta.url).pathname, silent: true },
       false,

@@ -7,7 +7,7 @@ import { type FaultUpstream, startFaultUpstream } from './support/fault-upstream
 import { startServerProcess } from './support/server-process.js';
 
 /**
- * The real process: `src/server.ts` under tsx, against a devnet whose search service sits behind a
+ * The real process: `src/main.ts` under tsx, against a devnet whose search service sits behind a
  * fault upstream, which can hold a request until the test lets it go.
  */
 
@@ -71,7 +71,7 @@ describe('server process', () => {
   });
 
   it('refuses to start with some upstreams set, naming the missing ones', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
       env: { ...process.env, SCAN_URL: devnet.urls.scan, EXPLORER_URL: '', STAKE_URL: '' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { type Devnet, startDevnet } from '../src/devnet/index.js';
 import { createGateway, type Gateway } from '../src/gateway.js';
-import { flushTracing, startTracing, stopTracing, tracingEnabled } from '../src/tracing.js';
+import { flushTracing, startTracing, stopTracing, tracingEnabled } from '../src/ops/tracing.js';
 import { listen } from './gateway/helpers.js';
 import { startFaultUpstream } from './support/fault-upstream.js';
 

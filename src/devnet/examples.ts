@@ -1,7 +1,7 @@
 import { type DevnetData, ROUND_STATUS } from './data.js';
 
 /**
- * Variables under which each operation of test/operations/ answers from a devnet with this data,
+ * Variables under which each operation of operations/ answers from a devnet with this data,
  * by operation name: the tests run every operation with them, in every dialect.
  */
 export function exampleVariables(data: DevnetData): Record<string, Record<string, unknown>> {

@@ -2,9 +2,15 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import type { ExecutionArgs, ExecutionResult } from 'graphql';
 import { GraphQLError } from 'graphql';
 import { processRegularResult, type YogaServerInstance } from 'graphql-yoga';
-import type { Context } from '../context.js';
 import { INTERNAL_MESSAGE } from '../errors.js';
-import { attachTrace, errorSummary, finishTrace, startTrace, type Telemetry } from '../telemetry.js';
+import type { Context } from '../graphql/context.js';
+import {
+  attachTrace,
+  errorSummary,
+  finishTrace,
+  startTrace,
+  type Telemetry,
+} from '../graphql/plugins/telemetry.js';
 import { Cancellation } from '../upstream/cancellation.js';
 import { type CorsPolicy, DEFAULT_CACHE_CONTROL, finishResult } from './answer.js';
 

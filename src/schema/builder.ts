@@ -1,7 +1,7 @@
 import SchemaBuilder from '@pothos/core';
 import ComplexityPlugin from '@pothos/plugin-complexity';
-import type { Context } from '../context.js';
 import { GatewayError } from '../errors.js';
+import type { Context } from '../graphql/context.js';
 import CacheScopePlugin from './cache-scope.js';
 
 interface GatewayTypes {

@@ -1,6 +1,6 @@
 import type { ArgBuilder } from '@pothos/core';
-import type { Context } from '../context.js';
 import { unauthenticated } from '../errors.js';
+import type { Context } from '../graphql/context.js';
 import type { Contract, FailedTransaction } from '../upstream/models.js';
 import { builder, NULL_ON_FAILURE, pagedCost, type Types } from './builder.js';
 import { type CursorRule, pageArgFields, pageOf } from './page.js';

@@ -13,9 +13,9 @@ import {
 } from 'cockatiel';
 import { Pool } from 'undici';
 import { type ErrorCode, UpstreamError, type UpstreamName } from '../errors.js';
-import type { UpstreamCallEvent } from '../metrics.js';
-import type { RequestTrace } from '../telemetry.js';
-import { traceEvent, upstreamSpan } from '../tracing.js';
+import type { RequestTrace } from '../graphql/plugins/telemetry.js';
+import type { UpstreamCallEvent } from '../ops/metrics.js';
+import { traceEvent, upstreamSpan } from '../ops/tracing.js';
 import { type AbortLike, Cancellation } from './cancellation.js';
 
 /**

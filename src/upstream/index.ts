@@ -1,6 +1,6 @@
 import type { DialectConfig } from '../config.js';
 import type { UpstreamName } from '../errors.js';
-import type { UpstreamCallEvent } from '../metrics.js';
+import type { UpstreamCallEvent } from '../ops/metrics.js';
 import { ExplorerClient } from './explorer/client.js';
 import { type ResilienceOptions, UpstreamHttp } from './http.js';
 import { ScanClient } from './scan/client.js';

@@ -186,7 +186,7 @@ const handlers: Record<string, (variables: Json, req: IncomingMessage, calls: Ca
 };
 handlers.S6 = handlers.S3 as (typeof handlers)['S3'];
 
-// The gateway's production logger and metrics (src/server.ts, src/metrics.ts), in their simplest form.
+// The gateway's production logger and metrics (src/main.ts, src/ops/metrics.ts), in their simplest form.
 const logger = pino(
   { redact: { paths: ['authorization', '*.authorization'], censor: '[redacted]' } },
   pino.destination({ sync: false, minLength: 4096 }),

@@ -19,7 +19,7 @@
  * on core 1), and reports each one's req/s as a ratio to the plain gateway's (out: scale.json).
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
@@ -306,6 +306,12 @@ const START_FLAGS = (JSON.parse(readFileSync(resolve(ROOT, 'package.json'), 'utf
  * A target on core 0: `baseline`, or a compiled gateway (`dist`, or another build's directory) run
  * as `npm start` runs it, with its V8 flags and NODE_ENV=production.
  */
+/** A compiled gateway's entry point: `main.js`, or `server.js` in builds from before the move to src/main.ts. */
+function entryPoint(target: string): string {
+  const main = resolve(ROOT, target, 'main.js');
+  return existsSync(main) ? main : resolve(ROOT, target, 'server.js');
+}
+
 export async function startTarget(
   target: string,
   urls: Record<string, string>,
@@ -315,7 +321,7 @@ export async function startTarget(
   const started =
     target === 'baseline'
       ? startProcess(cores, ['test/bench/baseline.ts'], { ...urls, PORT: '0' })
-      : startProcess(cores, [...START_FLAGS, resolve(ROOT, target, 'server.js')], {
+      : startProcess(cores, [...START_FLAGS, entryPoint(target)], {
           ...urls,
           PORT: '0',
           NODE_ENV: 'production',

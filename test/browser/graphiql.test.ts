@@ -12,7 +12,7 @@ import { hasChromium, launchChromium } from './chromium.js';
  * GraphiQL as a person uses it, in Debian's Chromium driven by playwright-core (no browser
  * download): the page loads offline, the default query shows devnet data, and a query that needs
  * the token fails without the header and succeeds once it is typed into the Headers editor, and
- * every tab it opens with (one per operation of test/operations/) runs with its own variables.
+ * every tab it opens with (one per operation of operations/) runs with its own variables.
  * `.ci/run` installs Chromium; the screenshots land in test-artifacts/ (ignored by git).
  */
 
@@ -134,14 +134,14 @@ async function runTab(page: Page, operationName: string) {
   return answer;
 }
 
-/** The operations of test/operations/, by name (each file is named after its operation). */
-const OPERATIONS = readdirSync(new URL('../operations/', import.meta.url))
+/** The operations of operations/, by name (each file is named after its operation). */
+const OPERATIONS = readdirSync(new URL('../../operations/', import.meta.url))
   .filter((file) => file.endsWith('.graphql'))
   .map((file) => file.slice(0, -'.graphql'.length))
   .sort();
 
 describe.runIf(hasChromium)('GraphiQL tabs in Chromium', () => {
-  it('opens with a tab per operation of test/operations/, each answering from the devnet', {
+  it('opens with a tab per operation of operations/, each answering from the devnet', {
     timeout: 120_000,
   }, async () => {
     const variables = exampleVariables(devnet.data);

@@ -1,7 +1,7 @@
 import SchemaBuilder from '@pothos/core';
 import { type GraphQLField, isObjectType, parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { isPublicOperation } from '../../src/response-cache.js';
+import { isPublicOperation } from '../../src/graphql/plugins/response-cache.js';
 import CacheScopePlugin, { declaredCacheScope } from '../../src/schema/cache-scope.js';
 import { schema } from '../../src/schema/index.js';
 import { parseAnswer, readAnswer, useGatewayOnDevnet } from './helpers.js';

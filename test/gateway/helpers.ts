@@ -151,7 +151,7 @@ export function useGatewayOnDevnet(
 }
 
 /**
- * Serves a gateway over real HTTP on 127.0.0.1, as server.ts does (with the default server limits
+ * Serves a gateway over real HTTP on 127.0.0.1, as main.ts does (with the default server limits
  * unless given); resolves to its /graphql URL.
  */
 export async function listen(

@@ -4,9 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { exampleVariables } from '../../src/devnet/examples.js';
 import { useGatewayOnDevnet } from './helpers.js';
 
-/** Every operation the frontends send (test/operations/) answers from the devnet with no error. */
+/** Every operation the frontends send (operations/) answers from the devnet with no error. */
 
-const DIR = new URL('../operations/', import.meta.url);
+const DIR = new URL('../../operations/', import.meta.url);
 const operations = readdirSync(DIR)
   .filter((f) => f.endsWith('.graphql'))
   .map((file) => {
@@ -22,7 +22,7 @@ const operations = readdirSync(DIR)
 
 const env = useGatewayOnDevnet();
 
-describe('test/operations/', () => {
+describe('operations/', () => {
   it('has example variables for every operation, and only for those', () => {
     expect(Object.keys(exampleVariables(env.devnet.data)).sort()).toEqual(
       operations.map((o) => o.name).sort(),

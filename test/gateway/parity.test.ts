@@ -47,7 +47,7 @@ async function pair(urls: Devnet['urls'], rateLimitPoints = '100000000'): Promis
     EXPLORER_URL: urls.explorer,
     STAKE_URL: urls.stake,
     CORS_ORIGINS: ALLOWED,
-    // Deep enough for every screen of test/operations/, shallow enough to reach with this schema.
+    // Deep enough for every screen of operations/, shallow enough to reach with this schema.
     MAX_DEPTH: '6',
     RATE_LIMIT_POINTS: rateLimitPoints,
   });

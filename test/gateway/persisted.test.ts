@@ -6,7 +6,7 @@ import { createGateway, type Gateway } from '../../src/gateway.js';
 import { SearchBoxDocument } from '../generated/graphql.js';
 import { listen, readAnswer, testSettings, useGatewayOnDevnet } from './helpers.js';
 
-/** PERSISTED_OPERATIONS with the manifest graphql-codegen writes for test/operations/. */
+/** PERSISTED_OPERATIONS with the manifest graphql-codegen writes for operations/. */
 
 const MANIFEST = new URL('../generated/persisted-documents.json', import.meta.url).pathname;
 const env = useGatewayOnDevnet();
@@ -36,7 +36,7 @@ const post = async (body: unknown) => {
 };
 
 describe('persisted operations', () => {
-  it('covers every operation of test/operations/', () => {
+  it('covers every operation of operations/', () => {
     const manifest = JSON.parse(readFileSync(MANIFEST, 'utf8'));
     expect(Object.keys(manifest)).toHaveLength(9);
     for (const id of Object.keys(manifest)) expect(id).toMatch(/^sha256:[0-9a-f]{64}$/);

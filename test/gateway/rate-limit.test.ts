@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } 
 import { loadConfig, type ScaleConfig } from '../../src/config.js';
 import { type Devnet, startDevnet } from '../../src/devnet/index.js';
 import { createGateway, type Gateway } from '../../src/gateway.js';
-import { clientAddress, operationCost } from '../../src/rate-limit.js';
+import { clientAddress, operationCost } from '../../src/graphql/plugins/rate-limit.js';
 import { schema } from '../../src/schema/index.js';
 import { hasRedis, startRedis, type TestRedis } from '../support/redis.js';
 import { devnetOptions, parseAnswer, testSettings } from './helpers.js';

@@ -4,8 +4,8 @@ import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type Devnet, startDevnet } from '../../src/devnet/index.js';
 import { createGateway, type Gateway } from '../../src/gateway.js';
+import { SHARED_FORMAT_VERSION, sharedKeyPrefix } from '../../src/scale/shared-cache.js';
 import { printedSchema } from '../../src/schema/print.js';
-import { SHARED_FORMAT_VERSION, sharedKeyPrefix } from '../../src/shared-cache.js';
 import { hasRedis, startRedis, type TestRedis } from '../support/redis.js';
 import { devnetOptions, graphql, testSettings } from './helpers.js';
 

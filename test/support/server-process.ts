@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 
 /**
- * The real gateway process (`src/server.ts` under tsx) on port 0, its output watched: tests wait
+ * The real gateway process (`src/main.ts` under tsx) on port 0, its output watched: tests wait
  * on what it prints, never on time.
  */
 
@@ -18,7 +18,7 @@ export interface Started {
 
 /** Starts the gateway with `env` over the test's own; `listening` resolves once it listens. */
 export function startServerProcess(env: Record<string, string>): Started & { listening: Promise<void> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     env: { ...process.env, PORT: '0', NODE_ENV: 'test', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -10,9 +10,9 @@ import {
   RateLimiterRedis,
   RateLimiterRes,
 } from 'rate-limiter-flexible';
-import type { ScaleConfig } from './config.js';
-import type { Context } from './context.js';
-import { GatewayError } from './errors.js';
+import type { ScaleConfig } from '../../config.js';
+import { GatewayError } from '../../errors.js';
+import type { Context } from '../context.js';
 
 /**
  * Per-client rate limits (contract.md §5): each client may spend RATE_LIMIT_POINTS of query cost

@@ -19,7 +19,7 @@ import {
 import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
 import type { Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
-import type { DocumentCacheConfig } from './config.js';
+import type { DocumentCacheConfig } from '../../config.js';
 
 /**
  * Prepared documents: everything that depends only on a document's text is worked out once and

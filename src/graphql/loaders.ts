@@ -1,8 +1,8 @@
 import DataLoader from 'dataloader';
-import { addressKey } from './lib/address.js';
-import type { ContractQuery } from './upstream/explorer/client.js';
-import type { CallScope } from './upstream/http.js';
-import type { Upstreams } from './upstream/index.js';
+import { addressKey } from '../lib/address.js';
+import type { ContractQuery } from '../upstream/explorer/client.js';
+import type { CallScope } from '../upstream/http.js';
+import type { Upstreams } from '../upstream/index.js';
 import type {
   Block,
   BuybackRound,
@@ -17,7 +17,7 @@ import type {
   Transaction,
   Validator,
   ValidatorList,
-} from './upstream/models.js';
+} from '../upstream/models.js';
 
 /**
  * The validator list indexed by every address a validator is known by: operator, consensus

@@ -4,14 +4,14 @@ import type { GraphiQLOptions } from 'graphql-yoga';
 
 /**
  * GraphiQL's options: a welcome tab, then one tab per operation the frontends send (the files of
- * test/operations/, their only home), each with its variables and the Authorization header.
+ * operations/, their only home), each with its variables and the Authorization header.
  * GraphiQL is a development tool (off in production): the files are read on the first GraphiQL
  * page, never at start. The tabs are GraphiQL's `defaultTabs`, which Yoga's GraphiQL passes
  * through; GraphiQL uses them only while the browser has no tabs of its own in localStorage.
  */
 
-/** test/operations/, from src/ and from dist/ alike. */
-export const OPERATIONS_DIR = new URL('../test/operations/', import.meta.url);
+/** operations/, from src/ and from dist/ alike. */
+export const OPERATIONS_DIR = new URL('../../operations/', import.meta.url);
 
 export interface GraphiQLExamples {
   title: string;

@@ -3,12 +3,12 @@ import cluster from 'node:cluster';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { type Logger, pino } from 'pino';
-import { type DevnetHandoff, joinPrimary, runPrimary } from './cluster.js';
 import { type Config, ConfigError, loadConfig, loadPersistedOperations } from './config.js';
 import { exampleVariables } from './devnet/examples.js';
 import { type Devnet, startDevnet } from './devnet/index.js';
 import { createGatewayServer } from './http/node-server.js';
-import { startTracing, stopTracing } from './tracing.js';
+import { startTracing, stopTracing } from './ops/tracing.js';
+import { type DevnetHandoff, joinPrimary, runPrimary } from './scale/cluster.js';
 
 async function main(config: Config): Promise<void> {
   // WORKERS > 1: this process is the primary, which serves nothing itself, or one of its workers,

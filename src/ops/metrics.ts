@@ -1,5 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { UpstreamName } from './errors.js';
+import type { UpstreamName } from '../errors.js';
 
 /** What an upstream call reports when it ends (see upstream/http.ts). */
 export interface UpstreamCallEvent {

@@ -15,9 +15,9 @@ import {
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
+import type { SharedCache, SharedFill } from '../../scale/shared-cache.js';
+import { declaredCacheScope } from '../../schema/cache-scope.js';
 import { memoize } from './prepared.js';
-import { declaredCacheScope } from './schema/cache-scope.js';
-import type { SharedCache, SharedFill } from './shared-cache.js';
 
 /**
  * Whole results of public queries reused for a while, and the same answers offered to CDNs and

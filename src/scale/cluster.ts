@@ -3,12 +3,12 @@
  * serves nothing itself: it starts the embedded devnet once (devnet mode), forks the workers,
  * replaces one that dies, drains them all on SIGTERM or SIGINT, and answers what only it knows
  * over IPC: the devnet a worker runs on, and the metrics of the whole gateway (prom-client's
- * AggregatorRegistry collects every worker's registry). Each worker runs server.ts as the single
+ * AggregatorRegistry collects every worker's registry). Each worker runs main.ts as the single
  * process does.
  */
 import cluster from 'node:cluster';
 import { AggregatorRegistry, type Registry } from 'prom-client';
-import type { UpstreamName } from './errors.js';
+import type { UpstreamName } from '../errors.js';
 
 /** The embedded devnet as the primary started it: what a worker needs to run on it. */
 export interface DevnetHandoff {
@@ -88,7 +88,7 @@ export function runPrimary(options: PrimaryOptions): void {
     if (stopping) return;
     stopping = true;
     console.log(`${reason}: draining ${alive.size} workers`);
-    // A listening worker drains as the single process does on SIGTERM (server.ts). Asked over IPC,
+    // A listening worker drains as the single process does on SIGTERM (main.ts). Asked over IPC,
     // not by a signal: a worker may get the same signal from its process group (a terminal's
     // Ctrl-C, systemd), and a second one would kill it as it does the single process.
     for (const worker of Object.values(cluster.workers ?? {})) {

@@ -3,9 +3,9 @@ import { type Context, trace as otelTrace, type Span } from '@opentelemetry/api'
 import { type DocumentNode, type ExecutionResult, type GraphQLError, getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
-import type { GatewayMetrics } from './metrics.js';
+import type { GatewayMetrics } from '../../ops/metrics.js';
+import { callerContext, endServerSpan, startServerSpan } from '../../ops/tracing.js';
 import { memoize } from './prepared.js';
-import { callerContext, endServerSpan, startServerSpan } from './tracing.js';
 
 /**
  * What the gateway knows about one HTTP request while it runs: its request id (the caller's

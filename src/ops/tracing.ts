@@ -8,7 +8,7 @@ import {
   trace,
 } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import type { TracingConfig } from './config.js';
+import type { TracingConfig } from '../config.js';
 
 /**
  * OpenTelemetry for the gateway. The API (`@opentelemetry/api`) carries context and propagation

@@ -7,7 +7,7 @@ import {
   type ValidationRule,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import type { Limits } from './config.js';
+import type { Limits } from '../../config.js';
 
 /**
  * Static limits on a document, checked at validation, before anything executes: depth, aliases,
