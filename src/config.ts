@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import type { UpstreamName } from './errors.js';
 
 /**
  * The only reader of process.env: every setting of the gateway and the devnet, parsed, checked and
@@ -10,11 +11,8 @@ export class ConfigError extends Error {}
 
 type Env = Record<string, string | undefined>;
 
-export interface Upstreams {
-  scan: string;
-  explorer: string;
-  stake: string;
-}
+/** The base URL of each upstream service (SCAN_URL, EXPLORER_URL, STAKE_URL). */
+export type UpstreamUrls = Readonly<Record<UpstreamName, string>>;
 
 export type DevnetDialect = 'spec' | 'kratos';
 
@@ -36,7 +34,7 @@ export interface Config {
   host: string;
   port: number;
   /** null: no upstream configured, the gateway runs on the embedded devnet. */
-  upstreams: Upstreams | null;
+  upstreams: UpstreamUrls | null;
   upstreamTimeoutMs: number;
   /** Connections kept per upstream origin: also its cap on calls in flight. */
   upstreamConnections: number;

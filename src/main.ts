@@ -1,43 +1,60 @@
 /** `npm start`: the gateway on HOST:PORT, on the embedded devnet when no upstream is configured. */
 import cluster from 'node:cluster';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { hostname } from 'node:os';
-import { type Logger, pino } from 'pino';
 import { type Config, ConfigError, loadConfig, loadPersistedOperations } from './config.js';
-import { exampleVariables } from './devnet/examples.js';
-import { type Devnet, startDevnet } from './devnet/index.js';
 import { createGatewayServer } from './http/node-server.js';
+import { createLogger } from './ops/logger.js';
 import { startTracing, stopTracing } from './ops/tracing.js';
-import { type DevnetHandoff, joinPrimary, runPrimary } from './scale/cluster.js';
+import { type DevnetHandoff, joinPrimary, runPrimary, type WorkerLink } from './scale/cluster.js';
+
+/** A running devnet, as this process started it: what it serves, and how to stop it. */
+interface StartedDevnet {
+  handoff: DevnetHandoff;
+  close(): Promise<void>;
+}
+
+/**
+ * The embedded devnet, loaded only when no upstream is configured (a deployment never loads its
+ * module), with the variables GraphiQL's tabs run under.
+ */
+async function startEmbeddedDevnet(config: Config['devnet']): Promise<StartedDevnet> {
+  const [{ startDevnet }, { exampleVariables }] = await Promise.all([
+    import('./devnet/index.js'),
+    import('./devnet/examples.js'),
+  ]);
+  const devnet = await startDevnet({
+    seed: config.seed,
+    token: config.token,
+    ports: config.ports,
+    dialect: config.dialect,
+    stakeEnvelope: config.stakeEnvelope,
+    explorerSuccessCode: config.explorerSuccessCode,
+    bech32Prefix: config.bech32Prefix,
+  });
+  return {
+    handoff: { urls: devnet.urls, token: devnet.token, exampleVariables: exampleVariables(devnet.data) },
+    close: () => devnet.close(),
+  };
+}
 
 async function main(config: Config): Promise<void> {
   // WORKERS > 1: this process is the primary, which serves nothing itself, or one of its workers,
-  // which runs on the primary's devnet (see cluster.ts). WORKERS=1 is one process, even when another
-  // manager forks it as a cluster worker (PM2's cluster mode).
+  // which runs on the primary's devnet (see scale/cluster.ts). WORKERS=1 is one process, even when
+  // another manager forks it as a cluster worker (PM2's cluster mode).
   const primary = config.scale.workers > 1 && cluster.isPrimary;
   const worker = config.scale.workers > 1 && cluster.isWorker ? await joinPrimary() : null;
+  // Every request ends within the upstream budget; a drain that takes longer is cut off.
+  const drainMs = config.upstreamTimeoutMs + 5_000;
   // Before anything serves: OpenTelemetry's SDK, only when an OTLP endpoint is configured.
   if (!primary) await startTracing(config.tracing);
-  let devnet: Devnet | null = null;
-  if (!config.upstreams && !worker) {
-    devnet = await startDevnet({
-      seed: config.devnet.seed,
-      token: config.devnet.token,
-      ports: config.devnet.ports,
-      dialect: config.devnet.dialect,
-      stakeEnvelope: config.devnet.stakeEnvelope,
-      explorerSuccessCode: config.devnet.explorerSuccessCode,
-      bech32Prefix: config.devnet.bech32Prefix,
-    });
-  }
-  const onDevnet: DevnetHandoff | null = worker
-    ? worker.devnet
-    : devnet && { urls: devnet.urls, token: devnet.token, exampleVariables: exampleVariables(devnet.data) };
+  const devnet = !config.upstreams && !worker ? await startEmbeddedDevnet(config.devnet) : null;
+  const onDevnet = worker ? worker.devnet : (devnet?.handoff ?? null);
   if (primary) {
     runPrimary({
       workers: config.scale.workers,
       devnet: onDevnet,
-      drainMs: config.upstreamTimeoutMs + 5_000,
+      drainMs,
       listening: (port) => printBanner(config, port, onDevnet),
       close: async () => {
         await devnet?.close();
@@ -45,29 +62,21 @@ async function main(config: Config): Promise<void> {
     });
     return;
   }
-  // One JSON line per GraphQL request (pretty in a terminal). The startup banner (printBanner) is
-  // plain text for the person who started the process, not a log line.
-  const options = {
-    level: config.logLevel,
-    // A worker's lines name it (pino's default base is pid and hostname).
-    ...(worker ? { base: { pid: process.pid, hostname: hostname(), worker: worker.id } } : {}),
-    redact: { paths: ['authorization', '*.authorization', 'token', '*.token'], censor: '[redacted]' },
-  };
-  let logger: Logger;
-  if (process.stdout.isTTY) {
-    logger = pino({
-      ...options,
-      transport: {
-        target: 'pino-pretty',
-        options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' },
-      },
-    });
-  } else {
-    // Asynchronous, buffered writes: a request never waits on stdout, and lines leave in 4 KB
-    // chunks (one write per ~15 lines instead of one each), flushed every second and on exit.
-    logger = pino(options, pino.destination({ sync: false, minLength: 4096 }));
-    setInterval(() => logger.flush(), 1000).unref();
-  }
+  await serve(config, { worker, devnet, onDevnet, drainMs });
+}
+
+interface ServeOptions {
+  worker: WorkerLink | null;
+  /** The devnet this process started (closed when it stops), if any. */
+  devnet: StartedDevnet | null;
+  /** The devnet the gateway runs on (this process's, or the primary's); null on real upstreams. */
+  onDevnet: DevnetHandoff | null;
+  drainMs: number;
+}
+
+/** One serving process: the gateway on its node:http server, until a signal drains it. */
+async function serve(config: Config, { worker, devnet, onDevnet, drainMs }: ServeOptions): Promise<void> {
+  const logger = createLogger(config.logLevel, worker?.id ?? null);
   // Loaded here, not at the top: the primary of WORKERS > 1 never builds a gateway, and starts
   // (and forks) sooner without loading one.
   const { createGateway } = await import('./gateway.js');
@@ -90,20 +99,32 @@ async function main(config: Config): Promise<void> {
     server.once('error', reject);
     server.listen(config.port, config.host, resolve);
   });
-
   // A worker's port is the primary's, which prints the banner once all workers listen.
   if (!worker) printBanner(config, (server.address() as AddressInfo).port, onDevnet);
 
+  const stop = drainOnce(server, drainMs, worker, async () => {
+    logger.flush();
+    await gateway.close();
+    await devnet?.close();
+    await stopTracing();
+  });
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+  worker?.onDrain(stop);
+}
+
+/**
+ * The drain, at most once whatever asks for it: stop accepting, finish what is in flight, close
+ * the gateway, exit 0; whatever still runs after `drainMs` is cut off and the process exits 1.
+ */
+function drainOnce(server: Server, drainMs: number, worker: WorkerLink | null, close: () => Promise<void>) {
   let stopping = false;
-  const stop = (signal: string) => {
+  return (signal: string) => {
     if (stopping) return;
     stopping = true;
-    // close() stops accepting and resolves once in-flight requests have finished.
+    // close() stops accepting and calls back once in-flight requests have finished.
     server.close(async () => {
-      logger.flush();
-      await gateway.close();
-      await devnet?.close();
-      await stopTracing();
+      await close();
       process.exit(0);
     });
     server.closeIdleConnections();
@@ -112,16 +133,12 @@ async function main(config: Config): Promise<void> {
     console.log(
       `${worker ? `worker ${worker.id}: ` : ''}${signal}: finishing in-flight requests, refusing new ones`,
     );
-    // Every request ends within the upstream budget; one that does not is cut off.
     setTimeout(() => {
       console.error('requests still running after the drain deadline: closing them');
       server.closeAllConnections();
       process.exit(1);
-    }, config.upstreamTimeoutMs + 5_000).unref();
+    }, drainMs).unref();
   };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
-  worker?.onDrain(stop);
 }
 
 /** The startup banner: plain text for the person who started the process, not a log line. */

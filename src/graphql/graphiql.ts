@@ -89,3 +89,21 @@ export function graphiqlPageOptions(examples: GraphiQLExamples): () => Promise<G
     return options;
   };
 }
+
+/** GraphiQL's first tab: a query that needs no variables and shows a little of everything. */
+export const EXAMPLE_QUERY = `# Welcome to the chain gateway. Press the run button to try this query.
+query Overview {
+  searchSuggestions(query: "12") {
+    selectedCategory
+    blocks { height hash transactionCount proposerValidator { moniker } }
+  }
+  validators(pageSize: 5) {
+    pageInfo { total totalPages }
+    nodes { moniker operatorAddress tokens jailed commission { rate } }
+  }
+  validatorStatistics { activeValidators totalStakedAmount annualizedRewardRate }
+}
+
+# contractsBySymbol, failedTransactions and updateBuybackRound need the
+# Authorization header (see the Headers tab below).
+`;

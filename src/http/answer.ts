@@ -3,7 +3,7 @@ import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { CorsConfig } from '../config.js';
 import { CONTRACT_CODES, INTERNAL_MESSAGE } from '../errors.js';
-import { type RequestTrace, recordResult, traceOf } from '../graphql/plugins/telemetry.js';
+import { type RequestTrace, recordResult, traceOf } from '../ops/request-trace.js';
 
 /**
  * How every answer of the gateway is finished, whichever transport carried the request: Yoga's

@@ -4,13 +4,8 @@ import { GraphQLError } from 'graphql';
 import { processRegularResult, type YogaServerInstance } from 'graphql-yoga';
 import { INTERNAL_MESSAGE } from '../errors.js';
 import type { Context } from '../graphql/context.js';
-import {
-  attachTrace,
-  errorSummary,
-  finishTrace,
-  startTrace,
-  type Telemetry,
-} from '../graphql/plugins/telemetry.js';
+import { errorSummary } from '../ops/logger.js';
+import { attachTrace, finishTrace, startTrace, type Telemetry } from '../ops/request-trace.js';
 import { Cancellation } from '../upstream/cancellation.js';
 import { type CorsPolicy, DEFAULT_CACHE_CONTROL, finishResult } from './answer.js';
 
@@ -63,108 +58,152 @@ function headersOf(req: IncomingMessage) {
   return { get: (name: string) => (req.headers[name.toLowerCase()] as string | undefined) ?? null };
 }
 
+type GatewayYoga = YogaServerInstance<Record<string, unknown>, Context>;
+
+/** Hands a request whose body was already read to Yoga, as a fetch Request. */
+async function toYoga(yoga: GatewayYoga, req: IncomingMessage, res: ServerResponse, body: Buffer) {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (typeof value === 'string') headers.set(name, value);
+  }
+  // The node:http request goes along as server context, as Yoga's node adapter passes it: the
+  // rate limit reads the client's address from it.
+  const response = await yoga.fetch(
+    `http://${req.headers.host ?? 'localhost'}${req.url}`,
+    { method: 'POST', headers, body: new Uint8Array(body) },
+    { req, res },
+  );
+  const text = Buffer.from(await response.arrayBuffer());
+  if (res.destroyed) return;
+  res.writeHead(response.status, Object.fromEntries(response.headers));
+  res.end(text);
+}
+
+/** Parse, validate and execute through Yoga's envelop pipeline, as Yoga's processRequest does. */
+async function run(
+  yoga: GatewayYoga,
+  telemetry: Telemetry,
+  request: { signal: unknown },
+  params: GraphQLParams,
+  serverContext: { req: IncomingMessage; res: ServerResponse },
+): Promise<ExecutionResult> {
+  const { parse, validate, contextFactory, execute, schema } = yoga.getEnveloped({
+    request,
+    params,
+    ...serverContext,
+  });
+  try {
+    const document = parse(params.query);
+    const errors = validate(schema, document);
+    if (errors.length > 0) return { errors };
+    const args: ExecutionArgs & { signal?: unknown } = {
+      schema,
+      document,
+      contextValue: await contextFactory(),
+      variableValues: params.variables ?? undefined,
+      operationName: params.operationName ?? undefined,
+      signal: request.signal,
+    };
+    return (await execute(args)) as ExecutionResult;
+  } catch (error) {
+    // Errors of parsing and of the gateway's plugins arrive as GraphQLErrors; anything else is a
+    // bug, logged without its message and masked.
+    if (error instanceof GraphQLError) return { errors: [error] };
+    telemetry.logger.error({ err: errorSummary(error as Error) }, 'fast path failed');
+    return {
+      errors: [new GraphQLError(INTERNAL_MESSAGE, { extensions: { code: 'INTERNAL_SERVER_ERROR' } })],
+    };
+  }
+}
+
+/** Writes a finished result: a bare success as its JSON, anything with errors through Yoga's encoder. */
+async function write(
+  yoga: GatewayYoga,
+  res: ServerResponse,
+  result: ExecutionResult,
+  common: Record<string, string>,
+): Promise<void> {
+  if (!result.errors) {
+    // No errors, no internals to strip: the common case skips the Response object entirely.
+    const stringify = (result as { stringify?: (r: unknown) => string }).stringify ?? JSON.stringify;
+    const text = stringify(result);
+    res.writeHead(200, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(text),
+      ...common,
+    });
+    res.end(text);
+    return;
+  }
+  const response = await processRegularResult(result as never, yoga.fetchAPI, 'application/json');
+  const text = await response.text();
+  if (res.destroyed) return;
+  res.writeHead(response.status, {
+    ...Object.fromEntries(response.headers),
+    'content-length': Buffer.byteLength(text),
+    ...common,
+  });
+  res.end(text);
+}
+
+/** One fast-path request, traced from start to close, answered as answer.ts finishes every answer. */
+async function answer(
+  yoga: GatewayYoga,
+  telemetry: Telemetry,
+  cors: CorsPolicy,
+  { req, res, params }: { req: IncomingMessage; res: ServerResponse; params: GraphQLParams },
+): Promise<void> {
+  const headers = headersOf(req);
+  const trace = startTrace(headers.get);
+  // The caller's disconnect cancels its upstream calls, as on Yoga's path, and is logged as 499.
+  const cancel = new Cancellation();
+  res.once('close', () => {
+    if (res.writableFinished) finishTrace(telemetry, trace, res.statusCode);
+    else {
+      cancel.abort(new Error('client disconnected'));
+      finishTrace(telemetry, trace, 499);
+    }
+  });
+  const request = { headers, signal: cancel };
+  attachTrace(request, trace);
+  const result = finishResult(trace, await run(yoga, telemetry, request, params, { req, res }));
+  if (res.destroyed) return;
+  await write(yoga, res, result, {
+    ...cors.headers(headers.get('origin'), trace.requestId),
+    'cache-control': DEFAULT_CACHE_CONTROL,
+  });
+}
+
+/** The last resort: an answer that failed is logged, and the client gets a masked 500 (or a cut). */
+function failed(telemetry: Telemetry, cors: CorsPolicy, req: IncomingMessage, res: ServerResponse) {
+  return (error: Error) => {
+    telemetry.logger.error({ err: errorSummary(error) }, 'answer failed');
+    // Once headers are out, a body can no longer be replaced: the connection is cut instead.
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    res.writeHead(500, {
+      ...cors.headers(req.headers.origin, undefined),
+      'content-type': 'application/json; charset=utf-8',
+      'cache-control': DEFAULT_CACHE_CONTROL,
+    });
+    res.end(
+      JSON.stringify({
+        errors: [{ message: INTERNAL_MESSAGE, extensions: { code: 'INTERNAL_SERVER_ERROR' } }],
+      }),
+    );
+  };
+}
+
 export function createRequestListener(
-  yoga: YogaServerInstance<Record<string, unknown>, Context>,
+  yoga: GatewayYoga,
   maxBodyBytes: number,
   telemetry: Telemetry,
   cors: CorsPolicy,
   /** Off when only persisted operations may run: the fast path runs any document it is given. */
   fastPath = true,
 ): RequestListener {
-  /** Hands a request whose body was already read to Yoga, as a fetch Request. */
-  const toYoga = async (req: IncomingMessage, res: ServerResponse, body: Buffer) => {
-    const headers = new Headers();
-    for (const [name, value] of Object.entries(req.headers)) {
-      if (typeof value === 'string') headers.set(name, value);
-    }
-    // The node:http request goes along as server context, as Yoga's node adapter passes it: the
-    // rate limit reads the client's address from it.
-    const response = await yoga.fetch(
-      `http://${req.headers.host ?? 'localhost'}${req.url}`,
-      { method: 'POST', headers, body: new Uint8Array(body) },
-      { req, res },
-    );
-    const text = Buffer.from(await response.arrayBuffer());
-    if (res.destroyed) return;
-    res.writeHead(response.status, Object.fromEntries(response.headers));
-    res.end(text);
-  };
-
-  /** Parse, validate and execute through Yoga's envelop pipeline, as Yoga's processRequest does. */
-  const run = async (request: object, params: GraphQLParams, req: IncomingMessage, res: ServerResponse) => {
-    const { parse, validate, contextFactory, execute, schema } = yoga.getEnveloped({
-      request,
-      params,
-      req,
-      res,
-    });
-    try {
-      const document = parse(params.query);
-      const errors = validate(schema, document);
-      if (errors.length > 0) return { errors };
-      const args: ExecutionArgs & { signal?: unknown } = {
-        schema,
-        document,
-        contextValue: await contextFactory(),
-        variableValues: params.variables ?? undefined,
-        operationName: params.operationName ?? undefined,
-        signal: (request as { signal: unknown }).signal,
-      };
-      return (await execute(args)) as ExecutionResult;
-    } catch (error) {
-      // Errors of parsing and of the gateway's plugins arrive as GraphQLErrors; anything else is a
-      // bug, logged without its message and masked.
-      if (error instanceof GraphQLError) return { errors: [error] };
-      telemetry.logger.error({ err: errorSummary(error as Error) }, 'fast path failed');
-      return {
-        errors: [new GraphQLError(INTERNAL_MESSAGE, { extensions: { code: 'INTERNAL_SERVER_ERROR' } })],
-      };
-    }
-  };
-
-  const answer = async (req: IncomingMessage, res: ServerResponse, params: GraphQLParams) => {
-    const headers = headersOf(req);
-    const trace = startTrace(headers.get);
-    // The caller's disconnect cancels its upstream calls, as on Yoga's path, and is logged as 499.
-    const cancel = new Cancellation();
-    res.once('close', () => {
-      if (res.writableFinished) finishTrace(telemetry, trace, res.statusCode);
-      else {
-        cancel.abort(new Error('client disconnected'));
-        finishTrace(telemetry, trace, 499);
-      }
-    });
-    const request = { headers, signal: cancel };
-    attachTrace(request, trace);
-    const result = finishResult(trace, await run(request, params, req, res));
-    if (res.destroyed) return;
-    const common = {
-      ...cors.headers(headers.get('origin'), trace.requestId),
-      'cache-control': DEFAULT_CACHE_CONTROL,
-    };
-    if (!result.errors) {
-      // No errors, no internals to strip: the common case skips the Response object entirely.
-      const stringify = (result as { stringify?: (r: unknown) => string }).stringify ?? JSON.stringify;
-      const text = stringify(result);
-      res.writeHead(200, {
-        'content-type': 'application/json; charset=utf-8',
-        'content-length': Buffer.byteLength(text),
-        ...common,
-      });
-      res.end(text);
-      return;
-    }
-    const response = await processRegularResult(result as never, yoga.fetchAPI, 'application/json');
-    const text = await response.text();
-    if (res.destroyed) return;
-    res.writeHead(response.status, {
-      ...Object.fromEntries(response.headers),
-      'content-length': Buffer.byteLength(text),
-      ...common,
-    });
-    res.end(text);
-  };
-
   return (req, res) => {
     telemetry.metrics.inFlight.inc();
     res.once('close', () => telemetry.metrics.inFlight.dec());
@@ -183,25 +222,10 @@ export function createRequestListener(
       } catch {
         params = null;
       }
-      const handled = params ? answer(req, res, params) : toYoga(req, res, body);
-      handled.catch((error: Error) => {
-        telemetry.logger.error({ err: errorSummary(error) }, 'answer failed');
-        // Once headers are out, a body can no longer be replaced: the connection is cut instead.
-        if (res.headersSent) {
-          res.destroy();
-          return;
-        }
-        res.writeHead(500, {
-          ...cors.headers(req.headers.origin, undefined),
-          'content-type': 'application/json; charset=utf-8',
-          'cache-control': DEFAULT_CACHE_CONTROL,
-        });
-        res.end(
-          JSON.stringify({
-            errors: [{ message: INTERNAL_MESSAGE, extensions: { code: 'INTERNAL_SERVER_ERROR' } }],
-          }),
-        );
-      });
+      const handled = params
+        ? answer(yoga, telemetry, cors, { req, res, params })
+        : toYoga(yoga, req, res, body);
+      handled.catch(failed(telemetry, cors, req, res));
     });
   };
 }

@@ -68,7 +68,8 @@ export async function stopTracing(): Promise<void> {
   sdk = null;
 }
 
-type HeaderGetter = (name: string) => string | null;
+/** Reads one request header (case-insensitive name); null when absent. */
+export type HeaderGetter = (name: string) => string | null;
 
 /** The caller's trace context from `traceparent` / `tracestate`, or an empty context. */
 export function callerContext(header: HeaderGetter): Context {

@@ -8,11 +8,11 @@
  */
 import cluster from 'node:cluster';
 import { AggregatorRegistry, type Registry } from 'prom-client';
-import type { UpstreamName } from '../errors.js';
+import type { UpstreamUrls } from '../config.js';
 
 /** The embedded devnet as the primary started it: what a worker needs to run on it. */
 export interface DevnetHandoff {
-  urls: Record<UpstreamName, string>;
+  urls: UpstreamUrls;
   token: string;
   /** GraphiQL's tab variables (devnet/examples.ts). */
   exampleVariables: Record<string, unknown>;

@@ -13,8 +13,8 @@ import {
 } from 'cockatiel';
 import { Pool } from 'undici';
 import { type ErrorCode, UpstreamError, type UpstreamName } from '../errors.js';
-import type { RequestTrace } from '../graphql/plugins/telemetry.js';
 import type { UpstreamCallEvent } from '../ops/metrics.js';
+import type { RequestTrace } from '../ops/request-trace.js';
 import { traceEvent, upstreamSpan } from '../ops/tracing.js';
 import { type AbortLike, Cancellation } from './cancellation.js';
 

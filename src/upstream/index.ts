@@ -1,4 +1,4 @@
-import type { DialectConfig } from '../config.js';
+import type { DialectConfig, UpstreamUrls } from '../config.js';
 import type { UpstreamName } from '../errors.js';
 import type { UpstreamCallEvent } from '../ops/metrics.js';
 import { ExplorerClient } from './explorer/client.js';
@@ -7,7 +7,7 @@ import { ScanClient } from './scan/client.js';
 import { StakeClient } from './stake/client.js';
 
 export interface UpstreamSettings {
-  urls: Record<UpstreamName, string>;
+  urls: UpstreamUrls;
   timeoutMs: number;
   connections: number;
   resilience: ResilienceOptions;

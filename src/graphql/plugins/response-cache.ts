@@ -14,6 +14,10 @@ import {
   visitWithTypeInfo,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+
+type OnExecutePayload = Parameters<NonNullable<Plugin['onExecute']>>[0];
+type OnResponsePayload = Parameters<NonNullable<Plugin['onResponse']>>[0];
+
 import { LRUCache } from 'lru-cache';
 import type { SharedCache, SharedFill } from '../../scale/shared-cache.js';
 import { declaredCacheScope } from '../../schema/cache-scope.js';
@@ -120,130 +124,169 @@ export interface PublicResponseCacheOptions {
   maxBytes?: number;
 }
 
-export function publicResponseCache({
-  ttlMs,
-  onLookup = () => {},
-  shared = null,
-  maxEntries = 2_000,
-  maxBytes = 16_000_000,
-}: PublicResponseCacheOptions): { plugin: Plugin; entries(): number } {
+/** What one execution may do with the cache: answer from an entry, or fill one with its result. */
+type Outcome = { found: ExecutionResult } | { fill: SharedFill | null };
+
+export class PublicResponseCache {
+  private readonly ttlMs: number;
+  private readonly onLookup: (hit: boolean) => void;
+  private readonly shared: SharedCache | null;
+  private readonly entries: LRUCache<string, { expires: number; result: ExecutionResult; bytes: number }>;
+  /**
+   * GET requests whose every operation was public and answered without errors: their response may
+   * be kept by a CDN. A request with a private operation or an error is marked false.
+   */
+  private readonly shareable = new WeakMap<object, boolean>();
+  private readonly cacheControl: string;
   // Documents are known by their text (the same text parsed twice is the same document), or by
   // identity when they have none (built without locations).
-  const documentIds = new WeakMap<DocumentNode, string>();
-  let nextId = 0;
-  const documentKey = (document: DocumentNode): string => {
+  private readonly documentIds = new WeakMap<DocumentNode, string>();
+  private nextId = 0;
+  // Across instances a document is known by a hash of its printed text, computed once per document.
+  private readonly documentHashes = new WeakMap<DocumentNode, string>();
+  readonly plugin: Plugin;
+
+  constructor({
+    ttlMs,
+    onLookup = () => {},
+    shared = null,
+    maxEntries = 2_000,
+    maxBytes = 16_000_000,
+  }: PublicResponseCacheOptions) {
+    this.ttlMs = ttlMs;
+    this.onLookup = onLookup;
+    this.shared = shared;
+    this.entries = new LRUCache({
+      max: maxEntries,
+      maxSize: maxBytes,
+      sizeCalculation: (entry) => entry.bytes,
+    });
+    this.cacheControl = `public, max-age=${Math.max(1, Math.floor(ttlMs / 1000))}`;
+    this.plugin = {
+      onExecute: (payload) => this.onExecute(payload),
+      onResponse: (payload) => this.onResponse(payload),
+    };
+  }
+
+  /** Answers held now (for /metrics). */
+  size(): number {
+    return this.entries.size;
+  }
+
+  private documentKey(document: DocumentNode): string {
     const text = document.loc?.source.body;
     if (text !== undefined) return text;
-    let id = documentIds.get(document);
+    let id = this.documentIds.get(document);
     if (id === undefined) {
-      id = `\u0001${nextId++}`;
-      documentIds.set(document, id);
+      id = `\u0001${this.nextId++}`;
+      this.documentIds.set(document, id);
     }
     return id;
-  };
-  // Across instances a document is known by a hash of its printed text, computed once per document.
-  const documentHashes = new WeakMap<DocumentNode, string>();
-  const sharedId = (document: DocumentNode, rest: string) => {
-    let digest = documentHashes.get(document);
+  }
+
+  private sharedId(document: DocumentNode, rest: string): string {
+    let digest = this.documentHashes.get(document);
     if (digest === undefined) {
       digest = createHash('sha256').update(print(document)).digest('base64url');
-      documentHashes.set(document, digest);
+      this.documentHashes.set(document, digest);
     }
     return createHash('sha256').update(`${digest}\u0000${rest}`).digest('base64url');
-  };
-  const entries = new LRUCache<string, { expires: number; result: ExecutionResult; bytes: number }>({
-    max: maxEntries,
-    maxSize: maxBytes,
-    sizeCalculation: (entry) => entry.bytes,
-  });
-  // GET requests whose every operation was public and answered without errors: their response
-  // may be kept by a CDN. A request with a private operation or an error is marked false.
-  const shareable = new WeakMap<object, boolean>();
-  const cacheControl = `public, max-age=${Math.max(1, Math.floor(ttlMs / 1000))}`;
+  }
 
-  const plugin: Plugin = {
-    onExecute({ args, executeFn, setExecuteFn, setResultAndStopExecution }) {
-      const verdict = isPublicOperation(args.schema, args.document, args.operationName);
-      const request = (args.contextValue as { request?: { method?: string } } | undefined)?.request;
-      const get = request?.method === 'GET' ? request : undefined;
-      if (get) shareable.set(get, verdict && shareable.get(get) !== false);
-      if (!verdict) return;
+  /**
+   * Kept as the JSON it answers, serialized once: that text measures the entry, and every answer
+   * from it (this one included) is written without serializing again (both transports use a
+   * result's own `stringify`). Only bare `{ data }` results are kept.
+   */
+  private remember(key: string, result: ExecutionResult, forMs: number): void {
+    const text = JSON.stringify(result);
+    // Not enumerable: a plugin that copies the result to add to it ({ ...result, errors }) drops
+    // it, and that copy is serialized afresh.
+    const kept = Object.defineProperty(result, 'stringify', { value: () => text, configurable: true });
+    this.entries.set(key, {
+      expires: Date.now() + forMs,
+      result: kept,
+      bytes: 2 * (text.length + key.length),
+    });
+  }
 
-      const rest = `${args.operationName ?? ''}\u0000${JSON.stringify(args.variableValues ?? {})}`;
-      const key = `${documentKey(args.document)}\u0000${rest}`;
-      const hit = entries.get(key);
-      const fresh = hit !== undefined && hit.expires > Date.now();
-      onLookup(fresh);
-      if (fresh) {
-        setResultAndStopExecution((hit as { result: ExecutionResult }).result);
-        return;
-      }
-      const remember = (result: ExecutionResult, forMs: number) => {
-        // Kept as the JSON it answers, serialized once: that text measures the entry, and every
-        // answer from it (this one included) is written without serializing again (both
-        // transports use a result's own `stringify`). Only bare `{ data }` results are kept.
-        const text = JSON.stringify(result);
-        // Not enumerable: a plugin that copies the result to add to it ({ ...result, errors })
-        // drops it, and that copy is serialized afresh.
-        const kept = Object.defineProperty(result, 'stringify', { value: () => text, configurable: true });
-        entries.set(key, {
-          expires: Date.now() + forMs,
-          result: kept,
-          bytes: 2 * (text.length + key.length),
-        });
-      };
-      const execute = (fill: SharedFill | null) => {
-        if (fill) {
-          // An execution that rejects never reaches onExecuteDone: its fill lock is released here,
-          // so that other instances do not wait out the lock for a value that will never come.
-          setExecuteFn((executionArgs) =>
-            Promise.resolve(executeFn(executionArgs)).catch((error: unknown) => {
-              shared?.failed(fill);
-              throw error;
-            }),
-          );
-        }
-        return {
-          onExecuteDone({ result }: { result: unknown }) {
-            const single = result as ExecutionResult;
-            if (Symbol.asyncIterator in (result as object) || single.errors?.length || single.extensions) {
-              if (get) shareable.set(get, false);
-              if (fill) shared?.failed(fill);
-              return;
-            }
-            remember(single, ttlMs);
-            if (fill) shared?.filled(fill, single, ttlMs);
-          },
-        };
-      };
-      if (!shared) return execute(null);
-      return shared.begin<ExecutionResult>('responses', sharedId(args.document, rest)).then((lookup) => {
-        if ('fill' in lookup) return execute(lookup.fill);
-        remember(lookup.found.value, Math.min(lookup.found.ttlMs, ttlMs));
-        setResultAndStopExecution(lookup.found.value);
+  /** The entry of `key` if fresh; else, with Redis, the shared answer or a ticket to fill it. */
+  private lookup(key: string, document: DocumentNode, rest: string): Outcome | Promise<Outcome> {
+    const hit = this.entries.get(key);
+    const fresh = hit !== undefined && hit.expires > Date.now();
+    this.onLookup(fresh);
+    if (fresh) return { found: hit.result };
+    const shared = this.shared;
+    if (!shared) return { fill: null };
+    return shared.begin<ExecutionResult>('responses', this.sharedId(document, rest)).then((lookup) => {
+      if ('fill' in lookup) return { fill: lookup.fill };
+      this.remember(key, lookup.found.value, Math.min(lookup.found.ttlMs, this.ttlMs));
+      return { found: lookup.found.value };
+    });
+  }
+
+  private onExecute({ args, executeFn, setExecuteFn, setResultAndStopExecution }: OnExecutePayload) {
+    const verdict = isPublicOperation(args.schema, args.document, args.operationName);
+    const request = (args.contextValue as { request?: { method?: string } } | undefined)?.request;
+    const get = request?.method === 'GET' ? request : undefined;
+    if (get) this.shareable.set(get, verdict && this.shareable.get(get) !== false);
+    if (!verdict) return;
+    const rest = `${args.operationName ?? ''}\u0000${JSON.stringify(args.variableValues ?? {})}`;
+    const key = `${this.documentKey(args.document)}\u0000${rest}`;
+    const settle = (outcome: Outcome) => {
+      if ('found' in outcome) {
+        setResultAndStopExecution(outcome.found);
         return undefined;
-      });
-    },
-    // The rest of /graphql answers `no-store` (http/answer.ts); a shareable GET answers
-    // `public, max-age` with an entity tag, and a 304 without a body when the caller has it.
-    async onResponse({ request, response, setResponse, fetchAPI }) {
-      if (request.method !== 'GET' || response.status !== 200 || shareable.get(request) !== true) return;
-      const body = await response.text();
-      const headers = new fetchAPI.Headers(response.headers);
-      // The media type is part of the representation: one tag per body and content type.
-      const etag = `"${createHash('sha1')
-        .update(`${headers.get('content-type') ?? ''}\n${body}`)
-        .digest('base64url')}"`;
-      headers.set('cache-control', cacheControl);
-      headers.set('etag', etag);
-      if (matches(request.headers.get('if-none-match'), etag)) {
-        headers.delete('content-type');
-        headers.delete('content-length');
-        setResponse(new fetchAPI.Response(null, { status: 304, headers }));
-      } else {
-        setResponse(new fetchAPI.Response(body, { status: response.status, headers }));
       }
-    },
-  };
-  return { plugin, entries: () => entries.size };
+      const fill = outcome.fill;
+      if (fill) {
+        // An execution that rejects never reaches onExecuteDone: its fill lock is released here,
+        // so that other instances do not wait out the lock for a value that will never come.
+        setExecuteFn((executionArgs) =>
+          Promise.resolve(executeFn(executionArgs)).catch((error: unknown) => {
+            this.shared?.failed(fill);
+            throw error;
+          }),
+        );
+      }
+      return { onExecuteDone: ({ result }: { result: unknown }) => this.done(key, result, get, fill) };
+    };
+    const outcome = this.lookup(key, args.document, rest);
+    return outcome instanceof Promise ? outcome.then(settle) : settle(outcome);
+  }
+
+  /** An executed public operation: its answer kept (and shared) unless it streamed or has errors. */
+  private done(key: string, result: unknown, get: object | undefined, fill: SharedFill | null): void {
+    const single = result as ExecutionResult;
+    if (Symbol.asyncIterator in (result as object) || single.errors?.length || single.extensions) {
+      if (get) this.shareable.set(get, false);
+      if (fill) this.shared?.failed(fill);
+      return;
+    }
+    this.remember(key, single, this.ttlMs);
+    if (fill) this.shared?.filled(fill, single, this.ttlMs);
+  }
+
+  /**
+   * The rest of /graphql answers `no-store` (http/answer.ts); a shareable GET answers
+   * `public, max-age` with an entity tag, and a 304 without a body when the caller has it.
+   */
+  private async onResponse({ request, response, setResponse, fetchAPI }: OnResponsePayload): Promise<void> {
+    if (request.method !== 'GET' || response.status !== 200 || this.shareable.get(request) !== true) return;
+    const body = await response.text();
+    const headers = new fetchAPI.Headers(response.headers);
+    // The media type is part of the representation: one tag per body and content type.
+    const etag = `"${createHash('sha1')
+      .update(`${headers.get('content-type') ?? ''}\n${body}`)
+      .digest('base64url')}"`;
+    headers.set('cache-control', this.cacheControl);
+    headers.set('etag', etag);
+    if (matches(request.headers.get('if-none-match'), etag)) {
+      headers.delete('content-type');
+      headers.delete('content-length');
+      setResponse(new fetchAPI.Response(null, { status: 304, headers }));
+    } else {
+      setResponse(new fetchAPI.Response(body, { status: response.status, headers }));
+    }
+  }
 }

@@ -1,0 +1,114 @@
+import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
+import { createYoga, maskError, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import type { GatewayOptions } from '../gateway.js';
+import { type CorsPolicy, useAnswers } from '../http/answer.js';
+import { useOperationalEndpoints } from '../http/endpoints.js';
+import { yogaLogger } from '../ops/logger.js';
+import { type Telemetry, traceOf } from '../ops/request-trace.js';
+import type { RedisStore } from '../scale/redis.js';
+import { schema } from '../schema/index.js';
+import type { Upstreams } from '../upstream/index.js';
+import { bearerToken, type Context } from './context.js';
+import { EXAMPLE_QUERY, graphiqlPageOptions } from './graphiql.js';
+import { Loaders, type ValidatorCache } from './loaders.js';
+import { limitPlugins } from './plugins/limits.js';
+import { usePersistedOnly } from './plugins/persisted.js';
+import type { DocumentCache } from './plugins/prepared.js';
+import type { RateLimit } from './plugins/rate-limit.js';
+import type { PublicResponseCache } from './plugins/response-cache.js';
+import { operationLabeler, useTelemetry } from './plugins/telemetry.js';
+
+export type GatewayYoga = YogaServerInstance<Record<string, unknown>, Context>;
+
+/** What the Yoga instance is wired to: the parts the gateway built once for every request. */
+export interface YogaParts {
+  telemetry: Telemetry;
+  cors: CorsPolicy;
+  upstreams: Upstreams;
+  validatorCache: ValidatorCache;
+  redis: RedisStore | null;
+  rateLimit: RateLimit | null;
+  documents: DocumentCache;
+  responses: PublicResponseCache | null;
+}
+
+/**
+ * Pinned error masking: whatever NODE_ENV says, an unexpected error reaches the client as a bare
+ * INTERNAL_SERVER_ERROR, never with its message, stack or cause. Errors the gateway or the
+ * frameworks raise on purpose pass, and http/answer.ts gives each a contract code.
+ */
+const maskGatewayError = (error: unknown, message: string): Error => maskError(error, message, false);
+
+/**
+ * The request pipeline, in order: every plugin of the one envelop pipeline that both transports
+ * (http/fast-path.ts and Yoga's own) run.
+ */
+function pipeline(options: GatewayOptions, parts: YogaParts): Plugin[] {
+  const persisted = options.persistedOperations ?? null;
+  return [
+    // First: every request gets its trace (and so its x-request-id), health checks included.
+    useTelemetry(parts.telemetry, operationLabeler()),
+    useAnswers(parts.cors),
+    useOperationalEndpoints({
+      upstreams: parts.upstreams,
+      metrics: parts.telemetry.metrics,
+      scrape: options.scrapeMetrics,
+      redis: parts.redis,
+    }),
+    ...(persisted ? [usePersistedOnly(persisted)] : []),
+    // A request must carry a header a plain HTML form cannot set (content-type application/json
+    // counts), so that a cross-site form POST cannot act with a visitor's cookies.
+    useCSRFPrevention({ requestHeaders: ['x-graphql-csrf', 'apollo-require-preflight'] }),
+    ...limitPlugins(options.limits, options),
+    // Before execution (and before the response cache): every operation is charged its cost.
+    ...(parts.rateLimit ? [parts.rateLimit.plugin()] : []),
+    // After the limits, whose rules are part of the validation it keeps (refusals included).
+    // Queries hot enough are compiled by graphql-jit; the mutation and cold documents are interpreted.
+    parts.documents.plugin(),
+    ...(parts.responses ? [parts.responses.plugin] : []),
+  ];
+}
+
+/** The gateway's Yoga instance: schema, context, GraphiQL and the pipeline, buildable without a socket. */
+export function createGatewayYoga(options: GatewayOptions, parts: YogaParts): GatewayYoga {
+  const { upstreams, validatorCache, telemetry } = parts;
+  const unknownEnumValue = (enumName: string) => telemetry.metrics.observeUnknownEnum(enumName);
+  return createYoga<Record<string, unknown>, Context>({
+    schema,
+    // CORS is answered by useAnswers, with the same headers on every path.
+    cors: false,
+    graphqlEndpoint: '/graphql',
+    landingPage: false,
+    maxRequestBodySize: options.limits.requestBytes,
+    parserAndValidationCache: false,
+    multipart: false,
+    // GraphiQL's assets inlined in the page: it works offline and loads nothing from a CDN. Loaded
+    // on first use only: the module weighs about 50 MB of memory, and production never serves it.
+    renderGraphiQL: async (graphiqlOptions) =>
+      (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(graphiqlOptions),
+    batching: options.limits.batch > 0 ? { limit: options.limits.batch } : false,
+    // A welcome tab, then one tab per operation of operations/ (read on the first page).
+    graphiql: options.graphiql
+      ? graphiqlPageOptions({
+          title: 'Chain gateway',
+          welcomeQuery: EXAMPLE_QUERY,
+          token: options.exampleToken,
+          variables: options.exampleVariables,
+        })
+      : false,
+    maskedErrors: { maskError: maskGatewayError },
+    logging: yogaLogger(telemetry.logger),
+    context: ({ request }): Context => ({
+      callerToken: bearerToken(request.headers.get('authorization')),
+      explorerToken: options.explorerToken,
+      loaders: new Loaders({
+        upstreams,
+        validatorCache,
+        scope: { signal: request.signal, trace: traceOf(request) },
+      }),
+      maxComplexity: options.limits.complexity,
+      unknownEnumValue,
+    }),
+    plugins: pipeline(options, parts),
+  });
+}

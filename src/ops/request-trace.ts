@@ -1,0 +1,113 @@
+import { randomFillSync, randomUUID } from 'node:crypto';
+import { type Context, trace as otelTrace, type Span } from '@opentelemetry/api';
+import type { ExecutionResult, GraphQLError } from 'graphql';
+import type { Logger } from 'pino';
+import type { GatewayMetrics } from './metrics.js';
+import { callerContext, endServerSpan, type HeaderGetter, startServerSpan } from './tracing.js';
+
+/**
+ * What the gateway knows about one HTTP request while it runs: its request id (the caller's
+ * `x-request-id` or a new one), the W3C trace it continues, the GraphQL operation, the upstream
+ * calls it made and the error codes it answered. At the end it becomes one log line and a few
+ * metric samples. Nothing of the request's content (variables, query text, headers) is kept.
+ */
+export interface RequestTrace {
+  requestId: string;
+  /** 32 hex digits: the request span's trace id (the caller's when it sent `traceparent`), or a new one. */
+  traceId: string;
+  /** The OpenTelemetry context upstream calls continue: the request's span, or the caller's. */
+  context: Context;
+  /** The request's server span; null when tracing is off. */
+  span: Span | null;
+  start: number;
+  operation: string;
+  outcome: 'ok' | 'partial' | 'error' | 'invalid';
+  errorCodes: string[];
+  upstreamCalls: number;
+}
+
+/** Random hex from a pooled buffer: one syscall per 512 ids instead of one per id. */
+const pool = Buffer.alloc(4096);
+let offset = pool.length;
+function randomHex(bytes: number): string {
+  if (offset + bytes > pool.length) {
+    randomFillSync(pool);
+    offset = 0;
+  }
+  offset += bytes;
+  return pool.toString('hex', offset - bytes, offset);
+}
+
+const REQUEST_ID = /^[\w.:@-]{1,128}$/;
+
+/** A request's trace; `graphql`: a GraphQL request, which gets a server span (health checks do not). */
+export function startTrace(header: HeaderGetter, graphql = true): RequestTrace {
+  const givenId = header('x-request-id');
+  const requestId = givenId && REQUEST_ID.test(givenId) ? givenId : randomUUID();
+  const caller = callerContext(header);
+  const span = graphql ? startServerSpan(caller, requestId) : null;
+  const traceId = (span ? span.spanContext() : otelTrace.getSpanContext(caller))?.traceId ?? randomHex(16);
+  return {
+    requestId,
+    traceId,
+    context: span ? otelTrace.setSpan(caller, span) : caller,
+    span,
+    start: performance.now(),
+    operation: 'unknown',
+    outcome: 'ok',
+    errorCodes: [],
+    upstreamCalls: 0,
+  };
+}
+
+/** Where each request's trace lives: on Yoga's Request objects, or on the fast path's own request. */
+const traces = new WeakMap<object, RequestTrace>();
+export const attachTrace = (request: object, trace: RequestTrace): void => {
+  traces.set(request, trace);
+};
+export const traceOf = (request: object | undefined): RequestTrace | undefined =>
+  request ? traces.get(request) : undefined;
+
+export interface Telemetry {
+  metrics: GatewayMetrics;
+  logger: Logger;
+}
+
+/** Records the end of a request: one log line and the request metrics. */
+export function finishTrace({ metrics, logger }: Telemetry, trace: RequestTrace, status: number): void {
+  const seconds = (performance.now() - trace.start) / 1000;
+  try {
+    metrics.observeRequest(trace.operation, trace.outcome, trace.errorCodes, seconds);
+  } catch (error) {
+    // Telemetry never takes a request, or the process, down with it.
+    logger.error({ err: error }, 'recording request metrics failed');
+  }
+  if (trace.span) endServerSpan(trace.span, status, trace.errorCodes);
+  logger.info(
+    {
+      requestId: trace.requestId,
+      traceId: trace.traceId,
+      operation: trace.operation,
+      outcome: trace.outcome,
+      status,
+      durationMs: Math.round(seconds * 10_000) / 10,
+      upstreamCalls: trace.upstreamCalls,
+      errorCodes: trace.errorCodes,
+    },
+    'graphql request',
+  );
+}
+
+const codesOf = (errors: readonly GraphQLError[] | undefined): string[] => [
+  ...new Set((errors ?? []).map((e) => String(e.extensions?.code ?? 'INTERNAL_SERVER_ERROR'))),
+];
+
+/** Notes a request's outcome and error codes from the result it answers. */
+export function recordResult(trace: RequestTrace, result: ExecutionResult): void {
+  if (!result.errors?.length) return;
+  trace.errorCodes = codesOf(result.errors);
+  // Errors before execution (syntax, validation, variables) leave no `data` at all.
+  if (!('data' in result) || result.data === undefined) trace.outcome = 'invalid';
+  else
+    trace.outcome = result.data && Object.values(result.data).some((v) => v !== null) ? 'partial' : 'error';
+}
