@@ -1,5 +1,6 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { UpstreamName } from '../errors.js';
+import type { CircuitName } from '../lib/circuit.js';
 
 /** What an upstream call reports when it ends (see upstream/http.ts). */
 export interface UpstreamCallEvent {
@@ -96,7 +97,7 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
-  constructor(circuits: () => Record<UpstreamName, 'closed' | 'open' | 'half-open'>) {
+  constructor(circuits: () => Record<UpstreamName, CircuitName>) {
     const state = { closed: 0, 'half-open': 1, open: 2 } as const;
     new Gauge({
       name: 'upstream_circuit_state',

@@ -8,6 +8,7 @@ import {
 } from 'cockatiel';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { type CircuitName, circuitName } from '../lib/circuit.js';
 
 /**
  * The gateway's one Redis connection (REDIS_URL), for what is shared between instances. Redis is an
@@ -84,9 +85,8 @@ export class RedisStore {
   }
 
   /** closed, open or half-open. */
-  get circuit(): 'closed' | 'open' | 'half-open' {
-    const state = this.breaker.state;
-    return state === CircuitState.Closed ? 'closed' : state === CircuitState.HalfOpen ? 'half-open' : 'open';
+  get circuit(): CircuitName {
+    return circuitName(this.breaker.state);
   }
 
   /**

@@ -1,7 +1,7 @@
 import SchemaBuilder from '@pothos/core';
 import ComplexityPlugin from '@pothos/plugin-complexity';
 import { GatewayError } from '../errors.js';
-import type { Context } from '../graphql/context.js';
+import { type Context, pricedWithinLimitAlready } from '../graphql/context.js';
 import CacheScopePlugin from './cache-scope.js';
 
 interface GatewayTypes {
@@ -34,7 +34,7 @@ export const builder = new SchemaBuilder<GatewayTypes>({
     defaultListMultiplier: 10,
     // An operation the rate limit priced before execution (rate-limit.ts) is known to be within
     // the limit: no second pricing. Otherwise the plugin prices it when the first root field runs.
-    limit: (ctx) => (ctx.cost === undefined ? { complexity: ctx.maxComplexity } : {}),
+    limit: (ctx) => (pricedWithinLimitAlready(ctx) ? {} : { complexity: ctx.maxComplexity }),
     complexityError: (kind, result) =>
       new GatewayError(
         `The query costs ${result.complexity}; at most ${result.maxComplexity} is allowed. Ask for smaller pages or fewer fields.`,

@@ -2,7 +2,6 @@ import {
   BrokenCircuitError,
   BulkheadRejectedError,
   bulkhead,
-  CircuitState,
   ConsecutiveBreaker,
   circuitBreaker,
   ExponentialBackoff,
@@ -13,6 +12,7 @@ import {
 } from 'cockatiel';
 import { Pool } from 'undici';
 import { type ErrorCode, UpstreamError, type UpstreamName } from '../errors.js';
+import { type CircuitName, circuitName } from '../lib/circuit.js';
 import type { UpstreamCallEvent } from '../ops/metrics.js';
 import type { RequestTrace } from '../ops/request-trace.js';
 import { traceEvent, upstreamSpan } from '../ops/tracing.js';
@@ -168,9 +168,8 @@ export class UpstreamHttp {
   }
 
   /** closed, open or half-open: for readiness and metrics. */
-  get circuit(): 'closed' | 'open' | 'half-open' {
-    const state = this.breaker.state;
-    return state === CircuitState.Closed ? 'closed' : state === CircuitState.HalfOpen ? 'half-open' : 'open';
+  get circuit(): CircuitName {
+    return circuitName(this.breaker.state);
   }
 
   get(path: string, options: CallOptions = {}): Promise<UpstreamResponse> {

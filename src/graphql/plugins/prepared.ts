@@ -41,8 +41,8 @@ import type { DocumentCacheConfig } from '../../config.js';
 /** What the gateway derives from one operation of a document, each worked out once. */
 export interface PreparedOperation {
   readonly operation: OperationDefinitionNode;
-  /** Memoized facts other plugins derive from the operation (its label, its cache verdict…). */
-  readonly facts: Map<string, unknown>;
+  /** Facts other plugins derive from the operation (its label, its cache verdict…), by their key. */
+  readonly facts: Map<OperationFact<unknown>, unknown>;
   uses: number;
   windowStart: number;
   /** The compiled plan once hot; 'interpret' when graphql-jit cannot compile it. */
@@ -63,12 +63,24 @@ interface PreparedDocument {
 
 // Estimates, measured on Node 20 with the benchmark's documents (heap growth per kept document):
 // a parsed document (with its token locations) weighs 58 to 96 bytes per character of its text; a
-// compiled plan 4 to 13 KB before it first runs, when V8 adds its bytecode, charged here at a byte
-// per character of the code graphql-jit generated (14,000 to 45,000 characters for those queries).
+// compiled plan 4 to 13 KB before it first runs, when V8 adds its bytecode. The code graphql-jit
+// generates runs to 1,500 to 2,800 characters per field the document selects (operations/ and the
+// benchmark's queries, 7,000 to 56,000 characters): a plan is charged 2 KB per field.
 const DOCUMENT_BYTES_PER_CHAR = 80;
 const DOCUMENT_BYTES_BASE = 2_048;
-const PLAN_BYTES_PER_CHAR = 1;
+const PLAN_BYTES_PER_FIELD = 2_048;
 const PLAN_BYTES_BASE = 8_192;
+
+/** Fields a document selects (its operations and fragments), for a compiled plan's estimate. */
+function fieldCount(document: DocumentNode): number {
+  let fields = 0;
+  visit(document, {
+    Field() {
+      fields++;
+    },
+  });
+  return fields;
+}
 
 const byDocument = new WeakMap<DocumentNode, PreparedDocument>();
 
@@ -102,19 +114,27 @@ export function preparedOperation(
   return operation;
 }
 
-/** `compute()` once per operation of a cached document (every time for any other document). */
-export function memoize<T>(
-  document: DocumentNode,
-  operationName: string | null | undefined,
-  fact: string,
-  compute: () => T,
-): T {
-  const operation = preparedOperation(document, operationName);
-  if (!operation) return compute();
-  if (operation.facts.has(fact)) return operation.facts.get(fact) as T;
-  const value = compute();
-  operation.facts.set(fact, value);
-  return value;
+/**
+ * A fact a plugin derives from an operation (its label, its cache verdict…): computed once per
+ * operation of a kept document, every time for any other document. Each plugin makes its own fact,
+ * so plugins share the prepared record without knowing of each other.
+ */
+export interface OperationFact<T> {
+  of(document: DocumentNode, operationName: string | null | undefined, compute: () => T): T;
+}
+
+export function operationFact<T>(): OperationFact<T> {
+  const fact: OperationFact<T> = {
+    of(document, operationName, compute) {
+      const operation = preparedOperation(document, operationName);
+      if (!operation) return compute();
+      if (operation.facts.has(fact)) return operation.facts.get(fact) as T;
+      const value = compute();
+      operation.facts.set(fact, value);
+      return value;
+    },
+  };
+  return fact;
 }
 
 /**
@@ -321,15 +341,9 @@ export class DocumentCache {
     if (operation.compiled === 'interpret') return null;
     if (operation.compiled) return operation.compiled;
     if (!this.hot(operation)) return null;
-    const compiled = compileQuery(args.schema, args.document, args.operationName ?? undefined, {
-      debug: true,
-    } as never) as CompiledQuery & { __DO_NOT_USE_THIS_OR_YOU_WILL_BE_FIRED_compilation?: string };
+    const compiled = compileQuery(args.schema, args.document, args.operationName ?? undefined);
     const entry = byDocument.get(args.document) as PreparedDocument;
-    // The generated code: V8 keeps it as the plan's source anyway; graphql-jit's debug field only
-    // lets it be measured, and is dropped from the plan.
-    const code = compiled.__DO_NOT_USE_THIS_OR_YOU_WILL_BE_FIRED_compilation ?? '';
-    delete compiled.__DO_NOT_USE_THIS_OR_YOU_WILL_BE_FIRED_compilation;
-    const bytes = entry.bytes + PLAN_BYTES_BASE + code.length * PLAN_BYTES_PER_CHAR;
+    const bytes = entry.bytes + PLAN_BYTES_BASE + fieldCount(args.document) * PLAN_BYTES_PER_FIELD;
     // Not expected of a validated document, nor of a plan larger than the whole cache: either
     // keeps running on the interpreting executor.
     if (!isCompiledQuery(compiled) || bytes > this.lru.maxSize) {

@@ -12,7 +12,7 @@ import {
 } from 'rate-limiter-flexible';
 import type { ScaleConfig } from '../../config.js';
 import { GatewayError } from '../../errors.js';
-import type { Context } from '../context.js';
+import { type Context, markPricedWithinLimit } from '../context.js';
 
 /**
  * Per-client rate limits (contract.md §5): each client may spend RATE_LIMIT_POINTS of query cost
@@ -181,7 +181,7 @@ export class RateLimit {
         // complexity plugin prices it again to say so); nothing to charge.
         if (cost === null || cost > context.maxComplexity) return;
         // Priced once: the complexity plugin need not price it again (schema/builder.ts).
-        context.cost = cost;
+        markPricedWithinLimit(context);
         if (cost <= 0) return;
         const over = await this.charge(clientOf(context, trustProxy), cost);
         if (over) {

@@ -21,7 +21,7 @@ type OnResponsePayload = Parameters<NonNullable<Plugin['onResponse']>>[0];
 import { LRUCache } from 'lru-cache';
 import type { SharedCache, SharedFill } from '../../scale/shared-cache.js';
 import { declaredCacheScope } from '../../schema/cache-scope.js';
-import { memoize } from './prepared.js';
+import { operationFact } from './prepared.js';
 
 /**
  * Whole results of public queries reused for a while, and the same answers offered to CDNs and
@@ -88,6 +88,9 @@ function judge(schema: GraphQLSchema, document: DocumentNode, operationName: str
   return isPublic;
 }
 
+/** Whether an operation is public, judged once per prepared operation. */
+const PUBLIC = operationFact<boolean>();
+
 /**
  * Whether the results of an operation may be shared between callers: a query whose every selected
  * field is public. Judged once per prepared document and operation (prepared.ts).
@@ -97,7 +100,7 @@ export function isPublicOperation(
   document: DocumentNode,
   operationName?: string | null,
 ): boolean {
-  return memoize(document, operationName, 'public', () => judge(schema, document, operationName));
+  return PUBLIC.of(document, operationName, () => judge(schema, document, operationName));
 }
 
 /** Whether an `if-none-match` header names this entity tag (weak comparison, as RFC 9110 asks). */

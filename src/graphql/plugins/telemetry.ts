@@ -1,7 +1,7 @@
 import { type DocumentNode, getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { attachTrace, finishTrace, startTrace, type Telemetry, traceOf } from '../../ops/request-trace.js';
-import { memoize } from './prepared.js';
+import { type OperationFact, operationFact } from './prepared.js';
 
 const OPERATION_NAME = /^[_A-Za-z][_0-9A-Za-z]{0,63}$/;
 
@@ -27,13 +27,14 @@ export function operationLabeler(max = 200): (name: unknown) => string {
  */
 function operationLabel(
   label: (name: unknown) => string,
+  labels: OperationFact<string>,
   params: { operationName?: unknown } | undefined,
   document: unknown,
 ): string {
   const given = params?.operationName;
   if (!(document instanceof Object) || !('definitions' in document)) return label(given);
   if (given !== undefined && given !== null && typeof given !== 'string') return label(given);
-  return memoize(document as DocumentNode, given, 'label', () =>
+  return labels.of(document as DocumentNode, given, () =>
     label(given || getOperationAST(document as DocumentNode, null)?.name?.value),
   );
 }
@@ -45,6 +46,8 @@ function operationLabel(
  * pipeline with its own request object in the context). The result is recorded by answer.ts.
  */
 export function useTelemetry(telemetry: Telemetry, label: (name: unknown) => string): Plugin {
+  // This gateway's labels (its labeler caps how many distinct ones there are).
+  const labels = operationFact<string>();
   return {
     onRequest({ request, url }) {
       if (!traceOf(request)) {
@@ -57,7 +60,7 @@ export function useTelemetry(telemetry: Telemetry, label: (name: unknown) => str
         const { request, params } = context as { request?: object; params?: { operationName?: unknown } };
         const trace = traceOf(request);
         if (!trace) return;
-        trace.operation = operationLabel(label, params, result);
+        trace.operation = operationLabel(label, labels, params, result);
         // The server span is named after the operation (a bounded label, never the document).
         trace.span?.updateName(trace.operation).setAttribute('graphql.operation.name', trace.operation);
       };
