@@ -28,6 +28,8 @@ export interface DevnetConfig {
   explorerSuccessCode: number;
   /** Account prefix of the staking service's bech32 addresses (`<prefix>1…`, `<prefix>valoper1…`). */
   bech32Prefix: string;
+  /** DEVNET_BLOCK_MS: a new block every so many ms; 0: the chain stands still. */
+  blockIntervalMs: number;
 }
 
 export interface Config {
@@ -311,6 +313,44 @@ function dialect(env: Env): DevnetDialect {
   return raw;
 }
 
+function limits(env: Env): Limits {
+  return Object.freeze({
+    requestBytes: int(env, 'MAX_REQUEST_BYTES', 1_000_000, 1_000, 100_000_000),
+    depth: int(env, 'MAX_DEPTH', 10, 1, 100),
+    aliases: int(env, 'MAX_ALIASES', 15, 0, 1_000),
+    tokens: int(env, 'MAX_TOKENS', 1_000, 10, 100_000),
+    directives: int(env, 'MAX_DIRECTIVES', 10, 0, 1_000),
+    rootFields: int(env, 'MAX_ROOT_FIELDS', 10, 1, 1_000),
+    complexity: int(env, 'MAX_COMPLEXITY', 3_000, 1, 10_000_000),
+    batch: int(env, 'BATCH_LIMIT', 0, 0, 100),
+    variablesDepth: int(env, 'MAX_VARIABLES_DEPTH', 8, 1, 100),
+    variableValues: int(env, 'MAX_VARIABLE_VALUES', 1_000, 1, 1_000_000),
+  });
+}
+
+function documents(env: Env): DocumentCacheConfig {
+  return Object.freeze({
+    maxEntries: int(env, 'DOCUMENT_CACHE_ENTRIES', 1_000, 1, 1_000_000),
+    maxBytes: int(env, 'DOCUMENT_CACHE_BYTES', 32_000_000, 100_000, 4_000_000_000),
+    keepAfter: int(env, 'DOCUMENT_KEEP_AFTER', 2, 1, 100),
+    compileAfter: int(env, 'COMPILE_AFTER', 10, 0, 1_000_000),
+    compileWindowMs: int(env, 'COMPILE_WINDOW_MS', 60_000, 1, 86_400_000),
+  });
+}
+
+function scale(env: Env): ScaleConfig {
+  return Object.freeze({
+    workers: workers(env),
+    redisUrl: redisUrl(env),
+    redisTimeoutMs: int(env, 'REDIS_TIMEOUT_MS', 100, 1, 10_000),
+    // A public explorer's default: 30,000 points a minute per client, about 18 loads of the
+    // 100-row validator table (cost 1,610) or 730 exact searches (cost 41).
+    rateLimitPoints: int(env, 'RATE_LIMIT_POINTS', 30_000, 0, 100_000_000),
+    rateLimitWindowMs: int(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 1_000, 86_400_000),
+    trustProxy: int(env, 'TRUST_PROXY', 0, 0, 10),
+  });
+}
+
 const UPSTREAM_VARS = ['SCAN_URL', 'EXPLORER_URL', 'STAKE_URL'] as const;
 
 export function loadDevnetConfig(env: Env = process.env): DevnetConfig {
@@ -327,6 +367,7 @@ export function loadDevnetConfig(env: Env = process.env): DevnetConfig {
     stakeEnvelope: bool(env, 'DEVNET_STAKE_ENVELOPE', false),
     explorerSuccessCode: int(env, 'DEVNET_EXPLORER_SUCCESS_CODE', 0, 0, 999),
     bech32Prefix: prefix(env, 'DEVNET_BECH32_PREFIX', devnetDialect === 'kratos' ? 'byb' : 'biya'),
+    blockIntervalMs: int(env, 'DEVNET_BLOCK_MS', 6_000, 0, 3_600_000),
   });
 }
 
@@ -364,25 +405,8 @@ export function loadConfig(env: Env = process.env): Config {
     validatorCacheTtlMs: int(env, 'VALIDATOR_CACHE_TTL_MS', 5_000, 0, 3_600_000),
     responseCacheTtlMs: int(env, 'RESPONSE_CACHE_TTL_MS', 5_000, 0, 3_600_000),
     responseCacheEntries: int(env, 'RESPONSE_CACHE_ENTRIES', 2_000, 1, 1_000_000),
-    limits: Object.freeze({
-      requestBytes: int(env, 'MAX_REQUEST_BYTES', 1_000_000, 1_000, 100_000_000),
-      depth: int(env, 'MAX_DEPTH', 10, 1, 100),
-      aliases: int(env, 'MAX_ALIASES', 15, 0, 1_000),
-      tokens: int(env, 'MAX_TOKENS', 1_000, 10, 100_000),
-      directives: int(env, 'MAX_DIRECTIVES', 10, 0, 1_000),
-      rootFields: int(env, 'MAX_ROOT_FIELDS', 10, 1, 1_000),
-      complexity: int(env, 'MAX_COMPLEXITY', 3_000, 1, 10_000_000),
-      batch: int(env, 'BATCH_LIMIT', 0, 0, 100),
-      variablesDepth: int(env, 'MAX_VARIABLES_DEPTH', 8, 1, 100),
-      variableValues: int(env, 'MAX_VARIABLE_VALUES', 1_000, 1, 1_000_000),
-    }),
-    documents: Object.freeze({
-      maxEntries: int(env, 'DOCUMENT_CACHE_ENTRIES', 1_000, 1, 1_000_000),
-      maxBytes: int(env, 'DOCUMENT_CACHE_BYTES', 32_000_000, 100_000, 4_000_000_000),
-      keepAfter: int(env, 'DOCUMENT_KEEP_AFTER', 2, 1, 100),
-      compileAfter: int(env, 'COMPILE_AFTER', 10, 0, 1_000_000),
-      compileWindowMs: int(env, 'COMPILE_WINDOW_MS', 60_000, 1, 86_400_000),
-    }),
+    limits: limits(env),
+    documents: documents(env),
     server: serverLimits(env),
     persistedOperationsFile: env.PERSISTED_OPERATIONS || null,
     dialects: Object.freeze({
@@ -396,16 +420,7 @@ export function loadConfig(env: Env = process.env): Config {
       localhost: !env.CORS_ORIGINS?.trim() && given.length === 0,
     }),
     tracing: tracing(env),
-    scale: Object.freeze({
-      workers: workers(env),
-      redisUrl: redisUrl(env),
-      redisTimeoutMs: int(env, 'REDIS_TIMEOUT_MS', 100, 1, 10_000),
-      // A public explorer's default: 30,000 points a minute per client, about 18 loads of the
-      // 100-row validator table (cost 1,610) or 730 exact searches (cost 41).
-      rateLimitPoints: int(env, 'RATE_LIMIT_POINTS', 30_000, 0, 100_000_000),
-      rateLimitWindowMs: int(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 1_000, 86_400_000),
-      trustProxy: int(env, 'TRUST_PROXY', 0, 0, 10),
-    }),
+    scale: scale(env),
     devnet: loadDevnetConfig(env),
   });
 }

@@ -31,6 +31,7 @@ async function startEmbeddedDevnet(config: Config['devnet']): Promise<StartedDev
     stakeEnvelope: config.stakeEnvelope,
     explorerSuccessCode: config.explorerSuccessCode,
     bech32Prefix: config.bech32Prefix,
+    blockIntervalMs: config.blockIntervalMs,
   });
   return {
     handoff: { urls: devnet.urls, token: devnet.token, exampleVariables: exampleVariables(devnet.data) },

@@ -18,15 +18,3 @@ export function bearerToken(header: string | null): string | null {
   const match = header ? /^Bearer +([\x21-\x7e]+) *$/i.exec(header) : null;
   return match?.[1] ?? null;
 }
-
-/**
- * Requests (by their context) whose operation the rate limit already priced within maxComplexity
- * (plugins/rate-limit.ts): the complexity plugin does not price them a second time. Kept beside the
- * context, never written into it: the rate limit hands its verdict on without the schema builder
- * knowing of it.
- */
-const pricedWithinLimit = new WeakSet<object>();
-export const markPricedWithinLimit = (context: object): void => {
-  pricedWithinLimit.add(context);
-};
-export const pricedWithinLimitAlready = (context: object): boolean => pricedWithinLimit.has(context);

@@ -11,6 +11,7 @@ import type { Upstreams } from '../upstream/index.js';
 import { bearerToken, type Context } from './context.js';
 import { EXAMPLE_QUERY, graphiqlPageOptions } from './graphiql.js';
 import { Loaders, type ValidatorCache } from './loaders.js';
+import { usePricing } from './plugins/cost.js';
 import { limitPlugins } from './plugins/limits.js';
 import { usePersistedOnly } from './plugins/persisted.js';
 import type { DocumentCache } from './plugins/prepared.js';
@@ -60,8 +61,9 @@ function pipeline(options: GatewayOptions, parts: YogaParts): Plugin[] {
     // counts), so that a cross-site form POST cannot act with a visitor's cookies.
     useCSRFPrevention({ requestHeaders: ['x-graphql-csrf', 'apollo-require-preflight'] }),
     ...limitPlugins(options.limits, options),
-    // Before execution (and before the response cache): every operation is charged its cost.
-    ...(parts.rateLimit ? [parts.rateLimit.plugin()] : []),
+    // Before execution (and before the response cache): every operation is priced, refused over
+    // MAX_COMPLEXITY, and charged its cost to its client's budget.
+    usePricing(parts.rateLimit),
     // After the limits, whose rules are part of the validation it keeps (refusals included).
     // Queries hot enough are compiled by graphql-jit; the mutation and cold documents are interpreted.
     parts.documents.plugin(),

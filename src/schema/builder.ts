@@ -1,12 +1,20 @@
 import SchemaBuilder from '@pothos/core';
 import ComplexityPlugin from '@pothos/plugin-complexity';
-import { GatewayError } from '../errors.js';
-import { type Context, pricedWithinLimitAlready } from '../graphql/context.js';
+import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
+import ValidationPlugin from '@pothos/plugin-validation';
+import { unauthenticated } from '../errors.js';
+import type { Context } from '../graphql/context.js';
 import CacheScopePlugin from './cache-scope.js';
+import { ruleError } from './rules.js';
 
 interface GatewayTypes {
   Context: Context;
   DefaultFieldNullability: false;
+  /**
+   * What a field may require of the caller (`authScopes:` on the field): `callerToken`, the caller's
+   * own bearer token; `explorerToken`, the caller's or else the server's EXPLORER_TOKEN.
+   */
+  AuthScopes: { callerToken: boolean; explorerToken: boolean };
   Scalars: {
     Amount: { Input: string; Output: string };
     Decimal: { Input: string; Output: string };
@@ -24,23 +32,33 @@ export const UPSTREAM_COST = 10;
 
 /** The schema builder, and nothing else: each domain file under schema/ adds its own types. */
 export const builder = new SchemaBuilder<GatewayTypes>({
-  // Each field says what it costs (complexity) and whether its result may be shared (cacheScope).
-  plugins: [ComplexityPlugin, CacheScopePlugin],
+  // Each field declares its rules beside its type: what its arguments must be (`validate:`, checked
+  // before the resolver), what it needs of the caller (`authScopes:`), what it costs (`complexity:`)
+  // and whether its result may be shared (`cacheScope:`).
+  plugins: [ValidationPlugin, ScopeAuthPlugin, ComplexityPlugin, CacheScopePlugin],
   defaultFieldNullability: false,
+  validation: { validationError: (failure) => ruleError(failure) },
+  scopeAuth: {
+    authScopes: (ctx) => ({
+      callerToken: ctx.callerToken !== null,
+      explorerToken: (ctx.callerToken ?? ctx.explorerToken) !== null,
+    }),
+    // Without the token a field needs, it answers UNAUTHENTICATED and calls no upstream.
+    unauthorizedError: (_parent, _ctx, info, result) =>
+      unauthenticated(
+        'scope' in result.failure && result.failure.scope === 'callerToken'
+          ? `${info.fieldName} needs an \`Authorization: Bearer <token>\` header.`
+          : 'This field needs an `Authorization: Bearer <token>` header.',
+      ),
+  },
   complexity: {
     defaultComplexity: 1,
     // Short lists (search suggestions, rewards) count 10 items; paged fields set their own
     // multiplier from pageSize, and their `nodes` list multiplies by 1.
     defaultListMultiplier: 10,
-    // An operation the rate limit priced before execution (rate-limit.ts) is known to be within
-    // the limit: no second pricing. Otherwise the plugin prices it when the first root field runs.
-    limit: (ctx) => (pricedWithinLimitAlready(ctx) ? {} : { complexity: ctx.maxComplexity }),
-    complexityError: (kind, result) =>
-      new GatewayError(
-        `The query costs ${result.complexity}; at most ${result.maxComplexity} is allowed. Ask for smaller pages or fewer fields.`,
-        'BAD_USER_INPUT',
-        { limit: kind.toLowerCase(), cost: result.complexity },
-      ),
+    // Declarations only: every operation is priced once before it runs, by the pipeline's pricing
+    // step (graphql/plugins/cost.ts), which also refuses it over MAX_COMPLEXITY.
+    disabled: true,
   },
 });
 
@@ -66,9 +84,3 @@ export function knownOrUnspecified<V extends string>(
 /** Said on every root query field: why it is nullable. */
 export const NULL_ON_FAILURE = ' Null, with a coded error, when its upstream fails.';
 builder.mutationType({ description: 'Writes. Each is sent to its upstream exactly once.' });
-
-/** The cost of a paged field: one upstream call, then each of up to pageSize (1..100) nodes. */
-export const pagedCost = (args: { pageSize?: number | null }) => ({
-  field: UPSTREAM_COST,
-  multiplier: Math.min(Math.max(args.pageSize ?? 20, 1), 100),
-});

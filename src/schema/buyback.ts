@@ -1,7 +1,6 @@
-import { unauthenticated } from '../errors.js';
 import type { BuybackRound } from '../upstream/models.js';
 import { builder, knownOrUnspecified, UPSTREAM_COST } from './builder.js';
-import { buybackUpdate } from './validate.js';
+import { roundChange, text, totalSlots } from './rules.js';
 
 const BuybackRoundStateRef = builder.enumType('BuybackRoundState', {
   description: 'Where a buyback round is in its life.',
@@ -36,7 +35,7 @@ const BuybackRoundRef = builder.objectRef<BuybackRound>('BuybackRound').implemen
     }),
     state: t.field({
       type: BuybackRoundStateRef,
-      cacheScope: 'private',
+      cacheScope: 'parent',
       description: 'The round’s state; UNSPECIFIED for a value the gateway does not know.',
       resolve: (r, _args, ctx) => knownOrUnspecified(ctx, 'BuybackRoundState', r.state),
     }),
@@ -68,8 +67,13 @@ const BuybackRoundRef = builder.objectRef<BuybackRound>('BuybackRound').implemen
 
 const UpdateBuybackRoundInput = builder.inputType('UpdateBuybackRoundInput', {
   description: 'Changes to a buyback round. Fields left out keep their values.',
+  validate: roundChange,
   fields: (t) => ({
-    roundId: t.string({ required: true, description: 'The round to change, for example "round-006".' }),
+    roundId: t.string({
+      required: true,
+      description: 'The round to change, for example "round-006".',
+      validate: text('input.roundId'),
+    }),
     startTime: t.field({
       type: 'DateTime',
       description: 'New opening time; must be before the closing time.',
@@ -77,6 +81,7 @@ const UpdateBuybackRoundInput = builder.inputType('UpdateBuybackRoundInput', {
     endTime: t.field({ type: 'DateTime', description: 'New closing time; must be after the opening time.' }),
     totalSlots: t.int({
       description: 'New number of slots: a positive 32-bit integer, not below the slots booked.',
+      validate: totalSlots,
     }),
     minAmount: t.field({ type: 'Amount', description: 'New smallest amount per slot; not above maxAmount.' }),
     maxAmount: t.field({ type: 'Amount', description: 'New largest amount per slot; not below minAmount.' }),
@@ -89,6 +94,7 @@ const UpdateBuybackRoundPayload = builder
     description: 'The result of updateBuybackRound.',
     fields: (t) => ({
       round: t.field({
+        cacheScope: 'parent',
         type: BuybackRoundRef,
         nullable: true,
         description: 'The round as stored after the update.',
@@ -102,14 +108,13 @@ builder.mutationField('updateBuybackRound', (t) =>
     type: UpdateBuybackRoundPayload,
     complexity: UPSTREAM_COST,
     cacheScope: 'private',
+    // The caller's own token: EXPLORER_TOKEN never writes.
+    authScopes: { callerToken: true },
     description:
       'Changes a buyback round. Needs the caller’s bearer token; sent exactly once, never retried.',
     args: { input: t.arg({ type: UpdateBuybackRoundInput, required: true, description: 'What to change.' }) },
-    resolve: async (_root, { input }, ctx) => {
-      const update = buybackUpdate(input);
-      if (!ctx.callerToken)
-        throw unauthenticated('updateBuybackRound needs an `Authorization: Bearer <token>` header.');
-      return { round: await ctx.loaders.updateBuybackRound(update, ctx.callerToken) };
-    },
+    resolve: async (_root, { input }, ctx) => ({
+      round: await ctx.loaders.updateBuybackRound(input, ctx.callerToken as string),
+    }),
   }),
 );

@@ -10,19 +10,21 @@ import SchemaBuilder, {
 import type { GraphQLField } from 'graphql';
 
 /**
- * Whether a field's result may be shared between callers: `public` (the same for everyone, fit for
- * the response cache and a CDN) or `private` (a caller's token, live balances, keystroke data).
- * Declared on the field where it is defined (`cacheScope:` beside `description:`), kept in the
- * built schema's `field.extensions.cacheScope`, and read from there by the response cache.
+ * Whether a field's result may be shared between callers, declared on every field where it is
+ * defined (`cacheScope:` beside `description:`), kept in the built schema's
+ * `field.extensions.cacheScope`, and read from there by the response cache:
+ * - `public`: the same for everyone (fit for the response cache and a CDN);
+ * - `private`: one caller's, or live (a caller's token, live balances, keystroke data);
+ * - `parent`: part of its parent's answer, computed from it alone: it adds no restriction.
  *
  * Forgetting is refused when the schema is built, not discovered in production:
- * - every root query field declares its scope (TypeScript requires the option; the plugin throws);
- * - every other field whose resolver takes the request context declares it too: the context is
- *   the only way to an upstream (its loaders), so a field that can call one cannot stay silent;
- * - mutation fields are private whatever they say (a write is never shared).
- * Any other field is part of its parent's answer and inherits it: it adds no restriction.
+ * - every root query field declares `public` or `private` (TypeScript requires the option);
+ * - every field with a resolver of its own declares one of the three (the plugin throws, naming it);
+ * - a field that exposes a property of its parent (`t.exposeString(…)`) is `parent` by definition;
+ * - mutation and subscription fields are private whatever they say (a write, a stream of one
+ *   caller's events, is never shared).
  */
-export type CacheScope = 'public' | 'private';
+export type CacheScope = 'public' | 'private' | 'parent';
 
 const pluginName = 'cacheScope';
 
@@ -53,7 +55,7 @@ declare global {
       ResolveReturnShape,
     > {
       /** Required on every root query field: whether its result may be shared between callers. */
-      cacheScope: CacheScope;
+      cacheScope: 'public' | 'private';
     }
 
     export interface MutationFieldOptions<
@@ -69,34 +71,30 @@ declare global {
   }
 }
 
-/** Whether a resolver can reach an upstream: it takes the request context (its third parameter). */
-function takesContext(config: PothosOutputFieldConfig<SchemaTypes>): boolean {
-  if (config.extensions?.pothosExposedField !== undefined) return false;
-  const resolve = (config.extensions?.pothosOriginalResolve ?? config.resolve) as unknown;
-  return typeof resolve === 'function' && resolve.length >= 3;
-}
+const SCOPES: readonly unknown[] = ['public', 'private', 'parent'];
 
 export class CacheScopePlugin<Types extends SchemaTypes> extends BasePlugin<Types> {
   override onOutputFieldConfig(config: PothosOutputFieldConfig<Types>): PothosOutputFieldConfig<Types> {
     const declared = (config.pothosOptions as { cacheScope?: unknown }).cacheScope;
     const coordinate = `${config.parentType}.${config.name}`;
-    if (declared !== undefined && declared !== 'public' && declared !== 'private') {
-      throw new PothosSchemaError(`${coordinate}: cacheScope must be 'public' or 'private'.`);
+    if (declared !== undefined && !SCOPES.includes(declared)) {
+      throw new PothosSchemaError(`${coordinate}: cacheScope must be 'public', 'private' or 'parent'.`);
     }
-    let scope: CacheScope | undefined = declared;
+    let scope = declared as CacheScope | undefined;
     if (config.kind === 'Mutation' || config.kind === 'Subscription') {
       if (declared === 'public') throw new PothosSchemaError(`${coordinate}: a write is never public.`);
       scope = 'private';
-    } else if (scope === undefined && config.kind === 'Query') {
+    } else if (config.kind === 'Query' && (scope === undefined || scope === 'parent')) {
       throw new PothosSchemaError(
-        `${coordinate} declares no cacheScope: every root query field says whether its result may be shared between callers.`,
+        `${coordinate} declares no cacheScope: every root query field says whether its result may be shared between callers ('public' or 'private').`,
       );
-    } else if (scope === undefined && takesContext(config as PothosOutputFieldConfig<SchemaTypes>)) {
+    } else if (scope === undefined && config.extensions?.pothosExposedField !== undefined) {
+      scope = 'parent';
+    } else if (scope === undefined) {
       throw new PothosSchemaError(
-        `${coordinate} declares no cacheScope: its resolver takes the context, so it may call an upstream.`,
+        `${coordinate} declares no cacheScope: a field with a resolver of its own says whether its result may be shared ('public', 'private', or 'parent' when it only reads its parent).`,
       );
     }
-    if (scope === undefined) return config;
     return { ...config, extensions: { ...config.extensions, cacheScope: scope } };
   }
 }
@@ -107,8 +105,8 @@ if (!registered[pluginName]) SchemaBuilder.registerPlugin(pluginName, CacheScope
 
 export default pluginName;
 
-/** A built field's declared scope; undefined when it declared none (it inherits its parent's). */
+/** A built field's scope; undefined only for a field this plugin never saw (introspection). */
 export function declaredCacheScope(field: GraphQLField<unknown, unknown>): CacheScope | undefined {
   const scope = field.extensions.cacheScope;
-  return scope === 'public' || scope === 'private' ? scope : undefined;
+  return SCOPES.includes(scope) ? (scope as CacheScope) : undefined;
 }

@@ -1,8 +1,8 @@
 import type { Address, Block, Transaction } from '../upstream/models.js';
 import { builder, NULL_ON_FAILURE, UPSTREAM_COST } from './builder.js';
 import { delegationsField } from './delegations.js';
+import { atLeast, matching } from './rules.js';
 import { unixDateTime } from './scalars.js';
-import { blockHeight, transactionHash } from './validate.js';
 import { ValidatorRef } from './validators.js';
 
 export const BlockRef = builder.objectRef<Block>('Block').implement({
@@ -11,11 +11,13 @@ export const BlockRef = builder.objectRef<Block>('Block').implement({
     height: t.exposeInt('height', { description: 'The block’s height, from 1.' }),
     hash: t.exposeString('hash', { description: 'The block hash: 0x and 64 hexadecimal characters.' }),
     blockTime: t.field({
+      cacheScope: 'parent',
       type: 'DateTime',
       description: 'When the block was made.',
       resolve: (b) => unixDateTime(b.blockTime),
     }),
     blockTimeUnix: t.int({
+      cacheScope: 'parent',
       description: 'When the block was made, in Unix seconds (the same instant as blockTime).',
       resolve: (b) => b.blockTime,
     }),
@@ -48,11 +50,13 @@ export const TransactionRef = builder.objectRef<Transaction>('Transaction').impl
       description: 'Position of the transaction in its block, from 0.',
     }),
     blockTime: t.field({
+      cacheScope: 'parent',
       type: 'DateTime',
       description: 'When its block was made.',
       resolve: (tx) => unixDateTime(tx.blockTime),
     }),
     blockTimeUnix: t.int({
+      cacheScope: 'parent',
       description: 'When its block was made, in Unix seconds (the same instant as blockTime).',
       resolve: (tx) => tx.blockTime,
     }),
@@ -99,8 +103,14 @@ builder.queryFields((t) => ({
     cacheScope: 'public',
     nullable: true,
     description: `One block by height; null when the chain has no such block.${NULL_ON_FAILURE}`,
-    args: { height: t.arg.int({ required: true, description: 'The block height, from 1.' }) },
-    resolve: (_root, args, ctx) => ctx.loaders.block(blockHeight(args.height)),
+    args: {
+      height: t.arg.int({
+        required: true,
+        description: 'The block height, from 1.',
+        validate: atLeast('height', 1),
+      }),
+    },
+    resolve: (_root, args, ctx) => ctx.loaders.block(args.height),
   }),
   transaction: t.field({
     type: TransactionRef,
@@ -112,8 +122,9 @@ builder.queryFields((t) => ({
       hash: t.arg.string({
         required: true,
         description: 'The transaction hash: 0x and 64 hexadecimal characters.',
+        validate: matching('hash', /^0x[0-9a-fA-F]{64}$/, '0x followed by 64 hexadecimal characters'),
       }),
     },
-    resolve: (_root, args, ctx) => ctx.loaders.transaction(transactionHash(args.hash)),
+    resolve: (_root, args, ctx) => ctx.loaders.transaction(args.hash),
   }),
 }));

@@ -1,8 +1,7 @@
-import type { ArgBuilder } from '@pothos/core';
 import type { Delegation } from '../upstream/models.js';
-import { builder, NULL_ON_FAILURE, pagedCost, type Types } from './builder.js';
-import { addressCursor, pageArgFields, pageOf } from './page.js';
-import { accountAddress, pageArgs } from './validate.js';
+import { builder, NULL_ON_FAILURE, type Types } from './builder.js';
+import { addressCursor, pagedCost, pageOf, pageRequest, pagingArgs } from './page.js';
+import { accountAddress } from './rules.js';
 import { CoinRef, ValidatorRef } from './validators.js';
 
 const DelegationRef = builder.objectRef<Delegation>('Delegation').implement({
@@ -13,6 +12,7 @@ const DelegationRef = builder.objectRef<Delegation>('Delegation').implement({
     }),
     shares: t.expose('shares', { type: 'Decimal', description: 'The delegator’s shares of the validator.' }),
     balance: t.field({
+      cacheScope: 'parent',
       type: CoinRef,
       description: 'What the shares are worth now.',
       resolve: (d) => d.balance,
@@ -29,21 +29,16 @@ const DelegationRef = builder.objectRef<Delegation>('Delegation').implement({
 });
 
 /** Delegations page by the validator address of the last one seen. */
-const delegationCursor = addressCursor<Delegation>((d) => d.validatorAddress);
+const delegationCursor = addressCursor<Delegation>(
+  (d) => d.validatorAddress,
+  'Continue after this delegation: a PageInfo.endCursor (the validator address of the last one seen). Takes priority over page.',
+);
 const DelegationPageRef = pageOf(
   DelegationRef,
   'Delegation',
   'delegations, by validator address',
   delegationCursor,
 );
-
-const pagingArgs = (arg: ArgBuilder<Types>) => ({
-  ...pageArgFields(arg),
-  cursor: arg.string({
-    description:
-      'Continue after this delegation: a PageInfo.endCursor (the validator address of the last one seen). Takes priority over page.',
-  }),
-});
 
 /** A paged delegations field on a parent that names the delegator (an Address). */
 export function delegationsField<Parent>(
@@ -58,9 +53,9 @@ export function delegationsField<Parent>(
     cacheScope: 'private',
     nullable: true,
     description,
-    args: pagingArgs(t.arg),
+    args: pagingArgs(t.arg, delegationCursor),
     resolve: (parent, args, ctx) =>
-      ctx.loaders.delegations.load({ delegator: delegatorOf(parent), ...pageArgs(args, delegationCursor) }),
+      ctx.loaders.delegations.load({ delegator: delegatorOf(parent), ...pageRequest(args) }),
   });
 }
 
@@ -76,13 +71,11 @@ builder.queryField('delegations', (t) =>
       delegatorAddress: t.arg.string({
         required: true,
         description: 'The delegator’s account address: `0x…` or bech32 (`biya1…`), whichever the caller has.',
+        validate: accountAddress('delegatorAddress'),
       }),
-      ...pagingArgs(t.arg),
+      ...pagingArgs(t.arg, delegationCursor),
     },
     resolve: (_root, args, ctx) =>
-      ctx.loaders.delegations.load({
-        delegator: accountAddress('delegatorAddress', args.delegatorAddress),
-        ...pageArgs(args, delegationCursor),
-      }),
+      ctx.loaders.delegations.load({ delegator: args.delegatorAddress, ...pageRequest(args) }),
   }),
 );

@@ -1,25 +1,17 @@
-import type { ArgBuilder } from '@pothos/core';
-import { unauthenticated } from '../errors.js';
 import type { Context } from '../graphql/context.js';
 import type { Contract, FailedTransaction } from '../upstream/models.js';
-import { builder, NULL_ON_FAILURE, pagedCost, type Types } from './builder.js';
-import { type CursorRule, pageArgFields, pageOf } from './page.js';
+import { builder, NULL_ON_FAILURE } from './builder.js';
+import { type CursorRule, pagedCost, pageOf, pageRequest, pagingArgs } from './page.js';
+import { text } from './rules.js';
 import { textDateTime, unixDateTime } from './scalars.js';
-import { optionalText, pageArgs, text } from './validate.js';
 
 /** Contracts (4.4) and failed transactions (4.5): the explorer's reads, behind a bearer token. */
 
-/** The caller's token, else the server's EXPLORER_TOKEN; without either no explorer call is made. */
-function explorerToken(ctx: Context): string {
-  const token = ctx.callerToken ?? ctx.explorerToken;
-  if (!token) throw unauthenticated('This field needs an `Authorization: Bearer <token>` header.');
-  return token;
-}
-
-const cursorArgs = (arg: ArgBuilder<Types>, description: string) => ({
-  ...pageArgFields(arg),
-  cursor: arg.string({ description }),
-});
+/**
+ * The caller's token, else the server's EXPLORER_TOKEN: the `explorerToken` scope the explorer's
+ * fields declare guarantees one, and without it no explorer call is made.
+ */
+const explorerToken = (ctx: Context): string => (ctx.callerToken ?? ctx.explorerToken) as string;
 
 const ContractRef = builder.objectRef<Contract>('Contract').implement({
   description: 'A token or NFT contract known to the explorer. Fields the explorer did not send are null.',
@@ -61,12 +53,14 @@ const ContractRef = builder.objectRef<Contract>('Contract').implement({
       description: 'The transaction that created it.',
     }),
     createdAt: t.field({
+      cacheScope: 'parent',
       type: 'DateTime',
       nullable: true,
       description: 'When it was created; null when the explorer sent no time or one that is not RFC 3339.',
       resolve: (c) => textDateTime(c.createdAt),
     }),
     updatedAt: t.field({
+      cacheScope: 'parent',
       type: 'DateTime',
       nullable: true,
       description:
@@ -95,12 +89,14 @@ const FailedTransactionRef = builder.objectRef<FailedTransaction>('FailedTransac
       description: 'Position in its block, from 0.',
     }),
     blockTime: t.field({
+      cacheScope: 'parent',
       type: 'DateTime',
       nullable: true,
       description: 'When its block was made.',
       resolve: (tx) => (tx.blockTime === null ? null : unixDateTime(tx.blockTime)),
     }),
     blockTimeUnix: t.int({
+      cacheScope: 'parent',
       nullable: true,
       description: 'When its block was made, in Unix seconds (the same instant as blockTime).',
       resolve: (tx) => tx.blockTime,
@@ -131,6 +127,8 @@ const contractCursor: CursorRule<Contract> = {
   key: (c) => c.address,
   accepts: (cursor) => /^0x[0-9a-fA-F]{40}$/.test(cursor),
   form: 'a contract address (0x and 40 hexadecimal characters)',
+  description:
+    'Continue after this contract: a PageInfo.endCursor (the address of the last one seen). Takes priority over page.',
 };
 /** Failed transactions page by the txNumber of the last one seen, or its "blockHeight:actionIndex". */
 const failedTransactionCursor: CursorRule<FailedTransaction> = {
@@ -142,6 +140,8 @@ const failedTransactionCursor: CursorRule<FailedTransaction> = {
         : null,
   accepts: (cursor) => /^\d{1,19}(:\d{1,9})?$/.test(cursor),
   form: 'a txNumber, or "blockHeight:actionIndex"',
+  description:
+    'Continue after this transaction: a PageInfo.endCursor (its txNumber), or "blockHeight:actionIndex". Takes priority over page.',
 };
 const ContractPageRef = pageOf(ContractRef, 'Contract', 'contracts, by address', contractCursor);
 const FailedTransactionPageRef = pageOf(
@@ -157,23 +157,28 @@ builder.queryFields((t) => ({
     complexity: pagedCost,
     // Behind the caller's token.
     cacheScope: 'private',
+    authScopes: { explorerToken: true },
     nullable: true,
     description: `Contracts with a token symbol, optionally on one chain or of one type. Needs a bearer token (null with UNAUTHENTICATED without one).${NULL_ON_FAILURE}`,
     args: {
-      symbol: t.arg.string({ required: true, description: 'The token symbol, for example "USDT".' }),
-      chainId: t.arg.string({ description: 'Only contracts on this chain.' }),
-      contractType: t.arg.string({ description: 'Only contracts of this standard, for example "ERC20".' }),
-      ...cursorArgs(
-        t.arg,
-        'Continue after this contract: a PageInfo.endCursor (the address of the last one seen). Takes priority over page.',
-      ),
+      symbol: t.arg.string({
+        required: true,
+        description: 'The token symbol, for example "USDT".',
+        validate: text('symbol'),
+      }),
+      chainId: t.arg.string({ description: 'Only contracts on this chain.', validate: text('chainId') }),
+      contractType: t.arg.string({
+        description: 'Only contracts of this standard, for example "ERC20".',
+        validate: text('contractType'),
+      }),
+      ...pagingArgs(t.arg, contractCursor),
     },
     resolve: (_root, args, ctx) => {
       const query = {
-        symbol: text('symbol', args.symbol),
-        chainId: optionalText('chainId', args.chainId),
-        contractType: optionalText('contractType', args.contractType),
-        ...pageArgs(args, contractCursor),
+        symbol: args.symbol,
+        chainId: args.chainId ?? null,
+        contractType: args.contractType ?? null,
+        ...pageRequest(args),
       };
       return ctx.loaders.contracts.load({ query, token: explorerToken(ctx) });
     },
@@ -183,16 +188,11 @@ builder.queryFields((t) => ({
     complexity: pagedCost,
     // Behind the caller's token.
     cacheScope: 'private',
+    authScopes: { explorerToken: true },
     nullable: true,
     description: `Transactions that failed in the last 24 hours, newest first. Needs a bearer token (null with UNAUTHENTICATED without one).${NULL_ON_FAILURE}`,
-    args: cursorArgs(
-      t.arg,
-      'Continue after this transaction: a PageInfo.endCursor (its txNumber), or "blockHeight:actionIndex". Takes priority over page.',
-    ),
+    args: pagingArgs(t.arg, failedTransactionCursor),
     resolve: (_root, args, ctx) =>
-      ctx.loaders.failedTransactions.load({
-        args: pageArgs(args, failedTransactionCursor),
-        token: explorerToken(ctx),
-      }),
+      ctx.loaders.failedTransactions.load({ args: pageRequest(args), token: explorerToken(ctx) }),
   }),
 }));

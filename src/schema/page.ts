@@ -1,7 +1,11 @@
 import type { ArgBuilder, ObjectRef } from '@pothos/core';
 import { decodeAddress } from '../lib/address.js';
-import type { Page, PageInfo } from '../upstream/models.js';
-import { builder, type Types } from './builder.js';
+import type { Page, PageArgs, PageInfo } from '../upstream/models.js';
+import { builder, type Types, UPSTREAM_COST } from './builder.js';
+import { atLeast, between, cursor as cursorRule } from './rules.js';
+
+/** Every paged field's page size: 20 unless asked, at most 100 (upstream-api.md §8). */
+export const PAGE_SIZE = { default: 20, max: 100 } as const;
 
 /**
  * How one list pages by cursor: a cursor is the key of the last node seen (upstream-api.md 4.3),
@@ -15,13 +19,16 @@ export interface CursorRule<T> {
   accepts(cursor: string): boolean;
   /** The form, for the error message: "a validator operator address". */
   form: string;
+  /** The `cursor` argument's description: what the cursor names. */
+  description: string;
 }
 
 /** A key that is an address (validators, delegations by validator): either encoding. */
-export const addressCursor = <T>(key: (node: T) => string): CursorRule<T> => ({
+export const addressCursor = <T>(key: (node: T) => string, description: string): CursorRule<T> => ({
   key,
   accepts: (cursor) => decodeAddress(cursor) !== null,
   form: 'a validator address (0x… or bech32)',
+  description,
 });
 
 type PageInfoShape = PageInfo & { startCursor: string | null; endCursor: string | null };
@@ -59,12 +66,14 @@ export function pageOf<T>(node: ObjectRef<Types, T>, name: string, what: string,
     description: `One page of ${what}.`,
     fields: (t) => ({
       nodes: t.field({
+        cacheScope: 'parent',
         type: [node],
         description: `The ${what} on this page.`,
         complexity: { field: 1, multiplier: 1 },
         resolve: (p) => p.nodes,
       }),
       pageInfo: t.field({
+        cacheScope: 'parent',
         type: PageInfoRef,
         description: 'Where this page lies in the whole list, with the cursors of its ends.',
         resolve: (p) => {
@@ -100,8 +109,33 @@ export function slicePage<T>(items: readonly T[], start: number, pageSize: numbe
   };
 }
 
-/** The page arguments shared by every paged root field. */
-export const pageArgFields = (arg: ArgBuilder<Types>) => ({
-  page: arg.int({ defaultValue: 1, description: 'Page number, from 1.' }),
-  pageSize: arg.int({ defaultValue: 20, description: 'Items per page, 1 to 100.' }),
+/**
+ * The paging arguments of every paged field, with their rules: `page` from 1, `pageSize` 1 to 100,
+ * and `cursor` of the list's own form (checked before any upstream call).
+ */
+export const pagingArgs = (arg: ArgBuilder<Types>, cursor: CursorRule<never>) => ({
+  page: arg.int({ defaultValue: 1, description: 'Page number, from 1.', validate: atLeast('page', 1) }),
+  pageSize: arg.int({
+    defaultValue: PAGE_SIZE.default,
+    description: `Items per page, 1 to ${PAGE_SIZE.max}.`,
+    validate: between('pageSize', 1, PAGE_SIZE.max),
+  }),
+  cursor: arg.string({ description: cursor.description, validate: cursorRule(cursor.accepts, cursor.form) }),
+});
+
+/** The page a paged field's (validated) arguments ask for. */
+export const pageRequest = (args: {
+  page?: number | null;
+  pageSize?: number | null;
+  cursor?: string | null;
+}): PageArgs => ({
+  page: args.page ?? 1,
+  pageSize: args.pageSize ?? PAGE_SIZE.default,
+  cursor: args.cursor ?? null,
+});
+
+/** The cost of a paged field: one upstream call, then each of up to pageSize nodes. */
+export const pagedCost = (args: { pageSize?: number | null }) => ({
+  field: UPSTREAM_COST,
+  multiplier: Math.min(Math.max(args.pageSize ?? PAGE_SIZE.default, 1), PAGE_SIZE.max),
 });

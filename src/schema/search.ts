@@ -9,7 +9,7 @@ import type {
 } from '../upstream/models.js';
 import { builder, NULL_ON_FAILURE, UPSTREAM_COST } from './builder.js';
 import { AddressRef, BlockRef, TransactionRef } from './chain.js';
-import { searchText } from './validate.js';
+import { searchText } from './rules.js';
 
 const SearchCategoryRef = builder.enumType('SearchCategory', {
   description: 'A category of search suggestions.',
@@ -53,7 +53,12 @@ const resolveTarget = (
 const SubmitTargetRef = builder.objectRef<SubmitTarget>('SubmitTarget').implement({
   description: 'Where the search box goes when the user presses Enter.',
   fields: (t) => ({
-    kind: t.field({ type: SearchKindRef, description: 'What the target is.', resolve: (s) => s.kind }),
+    kind: t.field({
+      type: SearchKindRef,
+      cacheScope: 'parent',
+      description: 'What the target is.',
+      resolve: (s) => s.kind,
+    }),
     hash: t.exposeString('hash', {
       nullable: true,
       description: 'The transaction hash, when kind is TRANSACTION.',
@@ -77,31 +82,37 @@ const SearchSuggestionsRef = builder.objectRef<Suggestions>('SearchSuggestions')
   fields: (t) => ({
     query: t.exposeString('query', { description: 'The search text that was processed.' }),
     transactions: t.field({
+      cacheScope: 'parent',
       type: [TransactionRef],
       description: 'Transactions whose hash starts with the text.',
       resolve: (s) => s.transactions,
     }),
     blocks: t.field({
+      cacheScope: 'parent',
       type: [BlockRef],
       description: 'Blocks whose height or hash starts with the text.',
       resolve: (s) => s.blocks,
     }),
     addresses: t.field({
+      cacheScope: 'parent',
       type: [AddressRef],
       description: 'Addresses that start with the text.',
       resolve: (s) => s.addresses,
     }),
     counts: t.field({
+      cacheScope: 'parent',
       type: SuggestionCountsRef,
       description: 'Full match counts per category.',
       resolve: (s) => s.counts,
     }),
     selectedCategory: t.field({
+      cacheScope: 'parent',
       type: SearchCategoryRef,
       description: 'The category the panel should open on.',
       resolve: (s) => s.selectedCategory,
     }),
     submitTarget: t.field({
+      cacheScope: 'parent',
       type: SubmitTargetRef,
       nullable: true,
       description: 'Where Enter goes; null means keep the suggestion panel open.',
@@ -113,7 +124,12 @@ const SearchSuggestionsRef = builder.objectRef<Suggestions>('SearchSuggestions')
 const SearchResultRef = builder.objectRef<SearchResult>('SearchResult').implement({
   description: 'One exact match of a search.',
   fields: (t) => ({
-    kind: t.field({ type: SearchKindRef, description: 'What was found.', resolve: (r) => r.kind }),
+    kind: t.field({
+      type: SearchKindRef,
+      cacheScope: 'parent',
+      description: 'What was found.',
+      resolve: (r) => r.kind,
+    }),
     identity: t.exposeString('identity', {
       description: 'Its identity: a block height, a transaction hash or an address.',
     }),
@@ -136,6 +152,7 @@ const SearchResultsRef = builder.objectRef<SearchResults>('SearchResults').imple
   fields: (t) => ({
     query: t.exposeString('query', { description: 'The search text.' }),
     results: t.field({
+      cacheScope: 'parent',
       type: [SearchResultRef],
       description: 'The matches; empty when nothing matches exactly.',
       resolve: (s) => s.results,
@@ -155,9 +172,10 @@ builder.queryFields((t) => ({
       query: t.arg.string({
         required: true,
         description: 'The search text: at most 256 bytes of UTF-8, no NUL.',
+        validate: searchText('query'),
       }),
     },
-    resolve: (_root, args, ctx) => ctx.loaders.suggestions.load(searchText('query', args.query)),
+    resolve: (_root, args, ctx) => ctx.loaders.suggestions.load(args.query),
   }),
   search: t.field({
     type: SearchResultsRef,
@@ -169,8 +187,9 @@ builder.queryFields((t) => ({
       query: t.arg.string({
         required: true,
         description: 'The search text: at most 256 bytes of UTF-8, no NUL.',
+        validate: searchText('query'),
       }),
     },
-    resolve: (_root, args, ctx) => ctx.loaders.search.load(searchText('query', args.query)),
+    resolve: (_root, args, ctx) => ctx.loaders.search.load(args.query),
   }),
 }));

@@ -1,8 +1,8 @@
 import { badUserInput } from '../errors.js';
 import type { Coin, Commission, Validator, ValidatorStatistics } from '../upstream/models.js';
-import { builder, knownOrUnspecified, NULL_ON_FAILURE, pagedCost, UPSTREAM_COST } from './builder.js';
-import { addressCursor, pageArgFields, pageOf, slicePage } from './page.js';
-import { pageArgs, text } from './validate.js';
+import { builder, knownOrUnspecified, NULL_ON_FAILURE, type Types, UPSTREAM_COST } from './builder.js';
+import { addressCursor, pagedCost, pageOf, pageRequest, pagingArgs, slicePage } from './page.js';
+import { text } from './rules.js';
 
 export const CoinRef = builder.objectRef<Coin>('Coin').implement({
   description: 'An amount of one denomination.',
@@ -49,91 +49,102 @@ const BondStatusRef = builder.enumType('BondStatus', {
   } as const,
 });
 
+type ValidatorFieldBuilder = PothosSchemaTypes.ObjectFieldBuilder<Types, Validator>;
+
+/** Who the validator is and where it stands: names, addresses, status, stake. */
+const identityFields = (t: ValidatorFieldBuilder) => ({
+  id: t.exposeID('id', { description: 'The staking service’s identifier of the validator.' }),
+  moniker: t.exposeString('moniker', { description: 'The validator’s display name.' }),
+  operatorAddress: t.exposeString('operatorAddress', {
+    description: 'The operator address that delegations name.',
+  }),
+  consensusAddress: t.exposeString('consensusAddress', {
+    description: 'The consensus address that blocks name as proposer.',
+  }),
+  walletAddress: t.exposeString('walletAddress', {
+    description: 'The account address of the validator’s operator.',
+  }),
+  jailed: t.exposeBoolean('jailed', {
+    description: 'Whether the validator is jailed (removed from the active set for misbehaviour).',
+  }),
+  status: t.exposeInt('status', {
+    description:
+      'The bond status as a number (1 unbonded, 2 unbonding, 3 bonded), as the staking service sent it. Kept for compatibility: read `bondStatus`.',
+  }),
+  bondStatus: t.field({
+    type: BondStatusRef,
+    cacheScope: 'parent',
+    description: 'The bond status; UNSPECIFIED for a value the gateway does not know.',
+    resolve: (v, _args, ctx) => knownOrUnspecified(ctx, 'BondStatus', v.bondStatus),
+  }),
+  tokens: t.expose('tokens', {
+    type: 'Amount',
+    description:
+      'Tokens bonded to the validator, its voting power, in base units of the staking denomination (18 decimals: 10^18 base units are one token).',
+  }),
+  delegatorShares: t.expose('delegatorShares', {
+    type: 'Decimal',
+    description: 'Shares issued to the validator’s delegators.',
+  }),
+  description: t.exposeString('description', { description: 'The validator’s self-description.' }),
+  unbondingHeight: t.expose('unbondingHeight', {
+    type: 'BigInt',
+    description: 'Height at which unbonding started; "0" if never.',
+  }),
+  unbondingTime: t.expose('unbondingTime', {
+    type: 'DateTime',
+    description: 'When unbonding completes, as the staking service sent it.',
+  }),
+});
+
+/** What it charges and how well it signs: commission, liveness, rewards. */
+const performanceFields = (t: ValidatorFieldBuilder) => ({
+  commission: t.field({
+    cacheScope: 'parent',
+    type: CommissionRef,
+    description: 'The commission settings.',
+    resolve: (v) => v.commission,
+  }),
+  proposed: t.expose('proposed', { type: 'BigInt', description: 'Blocks the validator proposed.' }),
+  signed: t.expose('signed', {
+    type: 'BigInt',
+    description: 'Blocks the validator signed in the uptime window.',
+  }),
+  missed: t.expose('missed', {
+    type: 'BigInt',
+    description: 'Blocks the validator missed in the uptime window.',
+  }),
+  timestamp: t.expose('timestamp', { type: 'DateTime', description: 'When these figures were computed.' }),
+  uptimes: t.exposeStringList('uptimes', {
+    description: 'Recent uptime figures, oldest first, as the staking service sent them.',
+  }),
+  slashingEvents: t.exposeStringList('slashingEvents', {
+    description: 'Slashing events of the validator, as text.',
+  }),
+  uptimePercentage: t.exposeFloat('uptimePercentage', {
+    description:
+      'Signed blocks as a percentage of the uptime window, from 0 to 100 (99.5 means 99.5 %), not a fraction.',
+  }),
+  imageUrl: t.exposeString('imageUrl', { description: 'URL of the validator’s logo.' }),
+  registrationTime: t.expose('registrationTime', {
+    type: 'DateTime',
+    description: 'When the validator registered.',
+  }),
+  delegationCount: t.expose('delegationCount', {
+    type: 'BigInt',
+    description: 'Number of delegations to the validator.',
+  }),
+  outstandingRewards: t.field({
+    cacheScope: 'parent',
+    type: [CoinRef],
+    description: 'Rewards accrued and not yet withdrawn, per denomination.',
+    resolve: (v) => v.outstandingRewards,
+  }),
+});
+
 export const ValidatorRef = builder.objectRef<Validator>('Validator').implement({
   description: 'A validator of the chain, with its stake, commission and liveness.',
-  fields: (t) => ({
-    id: t.exposeID('id', { description: 'The staking service’s identifier of the validator.' }),
-    moniker: t.exposeString('moniker', { description: 'The validator’s display name.' }),
-    operatorAddress: t.exposeString('operatorAddress', {
-      description: 'The operator address that delegations name.',
-    }),
-    consensusAddress: t.exposeString('consensusAddress', {
-      description: 'The consensus address that blocks name as proposer.',
-    }),
-    walletAddress: t.exposeString('walletAddress', {
-      description: 'The account address of the validator’s operator.',
-    }),
-    jailed: t.exposeBoolean('jailed', {
-      description: 'Whether the validator is jailed (removed from the active set for misbehaviour).',
-    }),
-    status: t.exposeInt('status', {
-      description:
-        'The bond status as a number (1 unbonded, 2 unbonding, 3 bonded), as the staking service sent it. Kept for compatibility: read `bondStatus`.',
-    }),
-    bondStatus: t.field({
-      type: BondStatusRef,
-      cacheScope: 'public',
-      description: 'The bond status; UNSPECIFIED for a value the gateway does not know.',
-      resolve: (v, _args, ctx) => knownOrUnspecified(ctx, 'BondStatus', v.bondStatus),
-    }),
-    tokens: t.expose('tokens', {
-      type: 'Amount',
-      description:
-        'Tokens bonded to the validator, its voting power, in base units of the staking denomination (18 decimals: 10^18 base units are one token).',
-    }),
-    delegatorShares: t.expose('delegatorShares', {
-      type: 'Decimal',
-      description: 'Shares issued to the validator’s delegators.',
-    }),
-    description: t.exposeString('description', { description: 'The validator’s self-description.' }),
-    unbondingHeight: t.expose('unbondingHeight', {
-      type: 'BigInt',
-      description: 'Height at which unbonding started; "0" if never.',
-    }),
-    unbondingTime: t.expose('unbondingTime', {
-      type: 'DateTime',
-      description: 'When unbonding completes, as the staking service sent it.',
-    }),
-    commission: t.field({
-      type: CommissionRef,
-      description: 'The commission settings.',
-      resolve: (v) => v.commission,
-    }),
-    proposed: t.expose('proposed', { type: 'BigInt', description: 'Blocks the validator proposed.' }),
-    signed: t.expose('signed', {
-      type: 'BigInt',
-      description: 'Blocks the validator signed in the uptime window.',
-    }),
-    missed: t.expose('missed', {
-      type: 'BigInt',
-      description: 'Blocks the validator missed in the uptime window.',
-    }),
-    timestamp: t.expose('timestamp', { type: 'DateTime', description: 'When these figures were computed.' }),
-    uptimes: t.exposeStringList('uptimes', {
-      description: 'Recent uptime figures, oldest first, as the staking service sent them.',
-    }),
-    slashingEvents: t.exposeStringList('slashingEvents', {
-      description: 'Slashing events of the validator, as text.',
-    }),
-    uptimePercentage: t.exposeFloat('uptimePercentage', {
-      description:
-        'Signed blocks as a percentage of the uptime window, from 0 to 100 (99.5 means 99.5 %), not a fraction.',
-    }),
-    imageUrl: t.exposeString('imageUrl', { description: 'URL of the validator’s logo.' }),
-    registrationTime: t.expose('registrationTime', {
-      type: 'DateTime',
-      description: 'When the validator registered.',
-    }),
-    delegationCount: t.expose('delegationCount', {
-      type: 'BigInt',
-      description: 'Number of delegations to the validator.',
-    }),
-    outstandingRewards: t.field({
-      type: [CoinRef],
-      description: 'Rewards accrued and not yet withdrawn, per denomination.',
-      resolve: (v) => v.outstandingRewards,
-    }),
-  }),
+  fields: (t) => ({ ...identityFields(t), ...performanceFields(t) }),
 });
 
 const ValidatorStatisticsRef = builder.objectRef<ValidatorStatistics>('ValidatorStatistics').implement({
@@ -169,7 +180,10 @@ const ValidatorStatisticsRef = builder.objectRef<ValidatorStatistics>('Validator
 });
 
 /** Validators page by the operator address of the last one seen (upstream-api.md 4.3). */
-const validatorCursor = addressCursor<Validator>((v) => v.operatorAddress);
+const validatorCursor = addressCursor<Validator>(
+  (v) => v.operatorAddress,
+  'Continue after this validator: a PageInfo.endCursor (the operator address of the last one seen). Takes priority over page.',
+);
 const ValidatorPageRef = pageOf(ValidatorRef, 'Validator', 'validators, by voting power', validatorCursor);
 
 builder.queryFields((t) => ({
@@ -179,15 +193,9 @@ builder.queryFields((t) => ({
     cacheScope: 'public',
     nullable: true,
     description: `The validator set, by voting power, one page at a time.${NULL_ON_FAILURE}`,
-    args: {
-      ...pageArgFields(t.arg),
-      cursor: t.arg.string({
-        description:
-          'Continue after this validator: a PageInfo.endCursor (the operator address of the last one seen). Takes priority over page.',
-      }),
-    },
+    args: pagingArgs(t.arg, validatorCursor),
     resolve: async (_root, args, ctx) => {
-      const { page, pageSize, cursor } = pageArgs(args, validatorCursor);
+      const { page, pageSize, cursor } = pageRequest(args);
       const directory = await ctx.loaders.validatorDirectory();
       const validators = directory.list.validators;
       if (!cursor) return slicePage(validators, (page - 1) * pageSize, pageSize);
@@ -208,9 +216,13 @@ builder.queryFields((t) => ({
     nullable: true,
     description: `One validator by its operator address; its consensus or wallet address also finds it, in either encoding (0x… or bech32). Null when the list has no such validator.${NULL_ON_FAILURE}`,
     args: {
-      operatorAddress: t.arg.string({ required: true, description: 'The validator’s operator address.' }),
+      operatorAddress: t.arg.string({
+        required: true,
+        description: 'The validator’s operator address.',
+        validate: text('operatorAddress'),
+      }),
     },
-    resolve: (_root, args, ctx) => ctx.loaders.validator(text('operatorAddress', args.operatorAddress)),
+    resolve: (_root, args, ctx) => ctx.loaders.validator(args.operatorAddress),
   }),
   validatorStatistics: t.field({
     type: ValidatorStatisticsRef,

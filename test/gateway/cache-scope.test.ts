@@ -18,29 +18,31 @@ function everyField(): { coordinate: string; field: GraphQLField<unknown, unknow
   );
 }
 
-/** A resolver that takes the context (where the loaders, the only way to an upstream, live). */
-function takesContext(field: GraphQLField<unknown, unknown>): boolean {
-  if (field.extensions.pothosExposedField !== undefined) return false;
-  const resolve = field.extensions.pothosOriginalResolve ?? field.resolve;
-  return typeof resolve === 'function' && resolve.length >= 3;
-}
-
 describe('cache scope, declared on the fields', () => {
-  it('is declared by every root query field and every field whose resolver takes the context', () => {
+  it('is declared by every field: public or private at the root, exposed properties part of their parent', () => {
     const fields = everyField();
     expect(fields.length).toBeGreaterThan(100);
     const missing = fields
-      .filter(({ coordinate, field }) => coordinate.startsWith('Query.') || takesContext(field))
       .filter(({ field }) => declaredCacheScope(field) === undefined)
       .map(({ coordinate }) => coordinate);
     expect(missing).toEqual([]);
+    const rootParent = fields
+      .filter(({ coordinate }) => coordinate.startsWith('Query.'))
+      .filter(({ field }) => declaredCacheScope(field) === 'parent')
+      .map(({ coordinate }) => coordinate);
+    expect(rootParent).toEqual([]);
+    const exposedNotParent = fields
+      .filter(({ field }) => field.extensions.pothosExposedField !== undefined)
+      .filter(({ field }) => declaredCacheScope(field) !== 'parent')
+      .map(({ coordinate }) => coordinate);
+    expect(exposedNotParent).toEqual([]);
   });
 
-  it('gives the root fields and every field that takes the context (so may call an upstream) their verdicts', () => {
+  it('gives the root fields and every join (a field that may call an upstream) their verdicts', () => {
     const declared = Object.fromEntries(
       everyField().flatMap(({ coordinate, field }) => {
         const scope = declaredCacheScope(field);
-        return scope ? [[coordinate, scope]] : [];
+        return scope && scope !== 'parent' ? [[coordinate, scope]] : [];
       }),
     );
     expect(declared).toEqual({
@@ -61,15 +63,13 @@ describe('cache scope, declared on the fields', () => {
       'Delegation.validator': 'public',
       'SearchResult.target': 'public',
       'Transaction.block': 'public',
-      // Not joins, but they take the context (to count unknown enum values in /metrics).
-      'Validator.bondStatus': 'public',
-      'BuybackRound.state': 'private',
     });
   });
 
   it('refuses to build a schema with a field that forgot its scope, naming the field', () => {
     const forgottenRoot = new SchemaBuilder<{ Context: { loaders: unknown } }>({
       plugins: [CacheScopePlugin],
+      scopeAuth: { authScopes: () => ({}) },
     });
     forgottenRoot.queryType({});
     // @ts-expect-error: TypeScript already requires cacheScope on a root query field.
@@ -78,11 +78,13 @@ describe('cache scope, declared on the fields', () => {
 
     const forgottenJoin = new SchemaBuilder<{ Context: { loaders: unknown } }>({
       plugins: [CacheScopePlugin],
+      scopeAuth: { authScopes: () => ({}) },
     });
     const Thing = forgottenJoin.objectRef<{ id: string }>('Thing').implement({
       fields: (t) => ({
         id: t.exposeString('id'),
-        owner: t.string({ resolve: (thing, _args, ctx) => `${thing.id}${String(ctx.loaders)}` }),
+        // A resolver of its own, even one that never looks at the context, declares its scope.
+        owner: t.string({ resolve: (thing) => `${thing.id}-owner` }),
       }),
     });
     forgottenJoin.queryType({});

@@ -6,7 +6,8 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } 
 import { loadConfig, type ScaleConfig } from '../../src/config.js';
 import { type Devnet, startDevnet } from '../../src/devnet/index.js';
 import { createGateway, type Gateway } from '../../src/gateway.js';
-import { clientAddress, operationCost } from '../../src/graphql/plugins/rate-limit.js';
+import { operationCost } from '../../src/graphql/plugins/cost.js';
+import { clientAddress } from '../../src/graphql/plugins/rate-limit.js';
 import { schema } from '../../src/schema/index.js';
 import { hasRedis, startRedis, type TestRedis } from '../support/redis.js';
 import { devnetOptions, parseAnswer, testSettings } from './helpers.js';
@@ -102,6 +103,15 @@ describe('what an operation costs', () => {
     [TYPENAME, {}, 1],
   ])('%s with %j costs %i', (query, variables, cost) => {
     expect(operationCost(schema, parse(query), null, variables, {})).toBe(cost);
+  });
+
+  it('prices an argument that a field’s rule refuses like any other: refusing it fails that field, not the price', () => {
+    const portfolio = (address: string) =>
+      parse(`{ delegations(delegatorAddress: "${address}", pageSize: 50) { nodes { shares } } }`);
+    expect(operationCost(schema, portfolio('not-an-address'), null, {}, {})).toBe(110);
+    expect(operationCost(schema, portfolio('0x0000000000000000000000000000000000000001'), null, {}, {})).toBe(
+      110,
+    );
   });
 
   it('prices the operation that runs, not the first of the document', () => {

@@ -1,7 +1,4 @@
 import type { IncomingMessage } from 'node:http';
-import { complexityFromQuery } from '@pothos/plugin-complexity';
-import { type DocumentNode, getOperationAST, Kind } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import {
@@ -12,19 +9,16 @@ import {
 } from 'rate-limiter-flexible';
 import type { ScaleConfig } from '../../config.js';
 import { GatewayError } from '../../errors.js';
-import { type Context, markPricedWithinLimit } from '../context.js';
 
 /**
  * Per-client rate limits (contract.md §5): each client may spend RATE_LIMIT_POINTS of query cost
- * per RATE_LIMIT_WINDOW_MS. An operation costs its complexity, the figure MAX_COMPLEXITY limits
- * (priced by the Pothos complexity plugin from the schema's field costs and the request's
- * arguments), computed once per operation before it executes. Over budget, the operation is not
- * executed: HTTP 429 with `retry-after`, one RATE_LIMITED error with `extensions.retryAfterMs`, and
- * no upstream call.
+ * per RATE_LIMIT_WINDOW_MS. An operation costs the figure MAX_COMPLEXITY limits, priced once before
+ * it runs and charged here by the pricing step of the pipeline (cost.ts). Over budget, the
+ * operation is not executed: HTTP 429 with `retry-after`, one RATE_LIMITED error with
+ * `extensions.retryAfterMs`, and no upstream call.
  *
- * A plugin of the envelop pipeline (onExecute), so that both transports apply it: the node:http
- * fast path and Yoga's own adapter both put the node:http request (`req`) in the context, where
- * the client's address is read.
+ * Both transports put the node:http request (`req`) in the context, where the client's address is
+ * read.
  *
  * Counters: rate-limiter-flexible, in process (RateLimiterMemory), or in Redis when REDIS_URL is
  * set (RateLimiterRedis: one budget across every instance and worker) with an in-process insurance
@@ -68,7 +62,7 @@ export function clientAddress(
 }
 
 /** The node:http request of either transport: the fast path and Yoga's node adapter both pass `req`. */
-function clientOf(context: unknown, trustProxy: number): string {
+export function clientOf(context: unknown, trustProxy: number): string {
   const { req, request } = (context ?? {}) as {
     req?: IncomingMessage;
     request?: { headers?: { get(name: string): string | null } };
@@ -78,32 +72,6 @@ function clientOf(context: unknown, trustProxy: number): string {
       ? (request?.headers?.get('x-forwarded-for') ?? (req?.headers['x-forwarded-for'] as string | undefined))
       : null;
   return clientAddress(req?.socket?.remoteAddress, forwardedFor, trustProxy);
-}
-
-/**
- * The cost of the operation a request executes, as the complexity plugin prices it (the same
- * function over the same arguments), or null when it cannot be priced (no such operation,
- * variables that do not coerce: execution refuses those without any upstream call).
- */
-export function operationCost(
-  schema: Parameters<typeof complexityFromQuery>[1]['schema'],
-  document: DocumentNode,
-  operationName: string | null | undefined,
-  variables: Record<string, unknown> | null | undefined,
-  ctx: object,
-): number | null {
-  const operation = getOperationAST(document, operationName);
-  if (!operation) return null;
-  // complexityFromQuery prices a document's first operation: give it the one that runs.
-  const definitions = [operation, ...document.definitions.filter((d) => d.kind === Kind.FRAGMENT_DEFINITION)];
-  try {
-    return complexityFromQuery(
-      { kind: Kind.DOCUMENT, definitions },
-      { schema, ctx, variables: variables ?? {} },
-    ).complexity;
-  } catch {
-    return null;
-  }
 }
 
 export interface RateLimitEvents {
@@ -143,6 +111,11 @@ export class RateLimit {
       : memory;
   }
 
+  /** How many proxies' `x-forwarded-for` hops name the client (TRUST_PROXY). */
+  get trustProxy(): number {
+    return this.settings.trustProxy;
+  }
+
   /**
    * Charges `cost` points to a client. Null when the client is within its budget; else how long
    * until its window ends (the points are charged either way, as the library counts them).
@@ -153,6 +126,7 @@ export class RateLimit {
       return null;
     } catch (rejection) {
       if (rejection instanceof RateLimiterRes) {
+        this.events.refused();
         return { retryAfterMs: Math.max(1, Math.ceil(rejection.msBeforeNext)) };
       }
       // Neither Redis nor the insurance limiter answered (not expected): the request goes on.
@@ -162,34 +136,6 @@ export class RateLimit {
       );
       return null;
     }
-  }
-
-  /** The plugin that prices and charges every operation before it executes. */
-  plugin(): Plugin {
-    const { trustProxy } = this.settings;
-    return {
-      onExecute: async ({ args, setResultAndStopExecution }) => {
-        const context = args.contextValue as unknown as Context;
-        const cost = operationCost(
-          args.schema,
-          args.document,
-          args.operationName,
-          args.variableValues as Record<string, unknown> | undefined,
-          context,
-        );
-        // Unpriceable or over MAX_COMPLEXITY: execution refuses it without an upstream call (the
-        // complexity plugin prices it again to say so); nothing to charge.
-        if (cost === null || cost > context.maxComplexity) return;
-        // Priced once: the complexity plugin need not price it again (schema/builder.ts).
-        markPricedWithinLimit(context);
-        if (cost <= 0) return;
-        const over = await this.charge(clientOf(context, trustProxy), cost);
-        if (over) {
-          this.events.refused();
-          setResultAndStopExecution({ errors: [rateLimited(over.retryAfterMs)] });
-        }
-      },
-    };
   }
 
   /** Where the counters are now: `redis` (shared), `process` (no REDIS_URL) or `insurance` (Redis not up). */

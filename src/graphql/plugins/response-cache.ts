@@ -62,7 +62,6 @@ function operationDefinitions(document: DocumentNode, operationName: string | nu
 function judge(schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined) {
   const selected = operationDefinitions(document, operationName);
   if (selected?.operation.operation !== 'query') return false;
-  const queryType = schema.getQueryType();
   const typeInfo = new TypeInfo(schema);
   let isPublic = true;
   visit(
@@ -73,12 +72,10 @@ function judge(schema: GraphQLSchema, document: DocumentNode, operationName: str
         const field = typeInfo.getFieldDef();
         // Introspection (`__typename`, `__schema`, `__type` and what lies inside) is the same for all.
         if (node.name.value.startsWith('__') || parent?.name.startsWith('__')) return;
-        // A field the schema does not know (a document not validated): nothing to vouch for it.
-        // A root field with no declared scope fails closed; any other inherits its parent's.
-        const scope = field
-          ? (declaredCacheScope(field) ?? (parent === queryType ? 'private' : 'public'))
-          : null;
-        if (scope !== 'public') {
+        // A field the schema does not know (a document not validated), or one without a declared
+        // scope: nothing vouches for it. `parent` adds no restriction to what selected it.
+        const scope = field ? declaredCacheScope(field) : undefined;
+        if (scope !== 'public' && scope !== 'parent') {
           isPublic = false;
           return BREAK;
         }

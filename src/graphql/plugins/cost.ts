@@ -1,0 +1,171 @@
+import {
+  type DocumentNode,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type GraphQLField,
+  type GraphQLNamedType,
+  type GraphQLSchema,
+  getArgumentValues,
+  getNamedType,
+  getOperationAST,
+  getVariableValues,
+  type InlineFragmentNode,
+  isInterfaceType,
+  isListType,
+  isNonNullType,
+  isObjectType,
+  Kind,
+  type SelectionSetNode,
+} from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { GatewayError } from '../../errors.js';
+import type { Context } from '../context.js';
+import { clientOf, type RateLimit, rateLimited } from './rate-limit.js';
+
+/**
+ * Where a request is priced: every operation's cost, from the costs its fields declare
+ * (`complexity:` on the field, schema/builder.ts: a field that calls an upstream 10, others 1, a
+ * paged field multiplying its selection by `pageSize`, a short list by 10), worked out once before
+ * it executes. Over MAX_COMPLEXITY it is refused (BAD_USER_INPUT, no upstream call); otherwise,
+ * with a rate limit, its cost is charged to the client's budget (429 RATE_LIMITED over it).
+ *
+ * The arguments a cost reads are the operation's own, coerced but not checked: an argument a field's
+ * rule refuses fails that field alone when it runs, and still counts towards the price of the rest.
+ * (Pothos' own pricing maps arguments through the fields' rules, so that one refused argument
+ * would make the whole operation unpriceable.)
+ */
+
+const DEFAULT_COST = 1;
+const DEFAULT_LIST_MULTIPLIER = 10;
+
+type FieldCost = number | { field?: number; multiplier?: number };
+type DeclaredCost = FieldCost | ((args: Record<string, unknown>, ctx: object, field: unknown) => FieldCost);
+
+interface Pricing {
+  schema: GraphQLSchema;
+  fragments: Map<string, FragmentDefinitionNode>;
+  variables: Record<string, unknown>;
+  ctx: object;
+  /** Selection sets being priced (a fragment cycle is refused) and those priced, per type. */
+  active: Set<SelectionSetNode>;
+  done: Map<SelectionSetNode, Map<GraphQLNamedType, number>>;
+}
+
+const listOf = (type: GraphQLField<unknown, unknown>['type']) =>
+  isListType(isNonNullType(type) ? type.ofType : type);
+
+function priceField(pricing: Pricing, node: FieldNode, type: GraphQLNamedType): number {
+  const field = isObjectType(type) || isInterfaceType(type) ? type.getFields()[node.name.value] : undefined;
+  // Introspection fields cost one, whatever they select.
+  if (!field) return DEFAULT_COST;
+  let declared = field.extensions.complexity as DeclaredCost | undefined;
+  if (typeof declared === 'function') {
+    declared = declared(getArgumentValues(field, node, pricing.variables), pricing.ctx, field);
+  }
+  const multiplier =
+    typeof declared === 'object' && declared.multiplier !== undefined
+      ? declared.multiplier
+      : listOf(field.type)
+        ? DEFAULT_LIST_MULTIPLIER
+        : 1;
+  const own = typeof declared === 'number' ? declared : (declared?.field ?? DEFAULT_COST);
+  const below = node.selectionSet
+    ? priceSelectionSet(pricing, node.selectionSet, getNamedType(field.type)) * Math.max(multiplier, 0)
+    : 0;
+  return own + below;
+}
+
+function priceFragment(
+  pricing: Pricing,
+  fragment: FragmentDefinitionNode | InlineFragmentNode,
+  type: GraphQLNamedType,
+): number {
+  const condition = fragment.typeCondition ? pricing.schema.getType(fragment.typeCondition.name.value) : type;
+  if (!condition) throw new Error('unknown type condition');
+  return priceSelectionSet(pricing, fragment.selectionSet, condition);
+}
+
+function priceSelectionSet(pricing: Pricing, set: SelectionSetNode, type: GraphQLNamedType): number {
+  const known = pricing.done.get(set)?.get(type);
+  if (known !== undefined) return known;
+  if (pricing.active.has(set)) throw new Error('fragment cycle');
+  pricing.active.add(set);
+  let cost = 0;
+  for (const selection of set.selections) {
+    if (selection.kind === Kind.FIELD) cost += priceField(pricing, selection, type);
+    else if (selection.kind === Kind.INLINE_FRAGMENT) cost += priceFragment(pricing, selection, type);
+    else {
+      const fragment = pricing.fragments.get(selection.name.value);
+      if (!fragment) throw new Error('unknown fragment');
+      cost += priceFragment(pricing, fragment, type);
+    }
+  }
+  pricing.active.delete(set);
+  const byType = pricing.done.get(set) ?? new Map<GraphQLNamedType, number>();
+  pricing.done.set(set, byType.set(type, cost));
+  return cost;
+}
+
+/**
+ * The cost of the operation a request executes, or null when it cannot be priced (no such
+ * operation, variables that do not coerce: execution refuses those without any upstream call).
+ */
+export function operationCost(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  variables: Record<string, unknown> | null | undefined,
+  ctx: object = {},
+): number | null {
+  const operation = getOperationAST(document, operationName);
+  const root = operation && schema.getRootType(operation.operation);
+  if (!operation || !root) return null;
+  const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], variables ?? {});
+  if (coerced.errors) return null;
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of document.definitions)
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  try {
+    return priceSelectionSet(
+      { schema, fragments, variables: coerced.coerced, ctx, active: new Set(), done: new Map() },
+      operation.selectionSet,
+      root,
+    );
+  } catch {
+    return null;
+  }
+}
+
+/** The refusal of an operation over MAX_COMPLEXITY, with the figure it was priced at. */
+export const tooCostly = (cost: number, max: number): GatewayError =>
+  new GatewayError(
+    `The query costs ${cost}; at most ${max} is allowed. Ask for smaller pages or fewer fields.`,
+    'BAD_USER_INPUT',
+    { limit: 'complexity', cost },
+  );
+
+type Args = Parameters<NonNullable<Plugin['onExecute']>>[0]['args'];
+
+/** Prices every operation (queries, the mutation, subscriptions) before it runs, and charges it. */
+export function usePricing(rateLimit: RateLimit | null): Plugin {
+  const price = async (args: Args, refuse: (result: { errors: GatewayError[] }) => void): Promise<void> => {
+    const context = args.contextValue as unknown as Context;
+    const cost = operationCost(
+      args.schema,
+      args.document,
+      args.operationName,
+      args.variableValues as Record<string, unknown> | undefined,
+      context,
+    );
+    // Unpriceable: its variables do not coerce, and execution refuses it without an upstream call.
+    if (cost === null) return;
+    if (cost > context.maxComplexity) return refuse({ errors: [tooCostly(cost, context.maxComplexity)] });
+    const over =
+      rateLimit && cost > 0 ? await rateLimit.charge(clientOf(context, rateLimit.trustProxy), cost) : null;
+    if (over) refuse({ errors: [rateLimited(over.retryAfterMs)] });
+  };
+  return {
+    onExecute: ({ args, setResultAndStopExecution }) => price(args, setResultAndStopExecution),
+    onSubscribe: ({ args, setResultAndStopExecution }) => price(args, setResultAndStopExecution),
+  };
+}

@@ -1,0 +1,162 @@
+import type { StandardSchemaV1 } from '@pothos/plugin-validation';
+import * as v from 'valibot';
+import { badUserInput, type GatewayError } from '../errors.js';
+import { decodeAddress, splitPrefix } from '../lib/address.js';
+import { compareDecimal, INT32_MAX, parseTimestamp } from '../lib/decimal.js';
+
+/**
+ * The argument rules of contract.md §4, as Standard Schemas (valibot) that fields declare beside
+ * their arguments (`validate:`), run by @pothos/plugin-validation before the resolver and before
+ * any upstream call. A broken rule is BAD_USER_INPUT naming the argument (`extensions.argument`,
+ * the issue's path: `input.totalSlots`) with the rule's own message.
+ */
+
+export const MAX_SEARCH_BYTES = 256;
+const MAX_TEXT = 128;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting control characters is the point
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+/** An argument's rule: checks its value (null or absent values pass: the graph's types say what is required). */
+export type Rule = StandardSchemaV1;
+
+const optional = <S extends v.GenericSchema>(schema: S) => v.nullish(schema);
+
+/** Search text: at most 256 bytes of UTF-8, no NUL. */
+export const searchText = (argument: string): Rule =>
+  optional(
+    v.pipe(
+      v.string(),
+      v.check((s) => !s.includes('\0'), `${argument} must not contain a NUL character.`),
+      v.check(
+        (s) => Buffer.byteLength(s, 'utf8') <= MAX_SEARCH_BYTES,
+        (issue) =>
+          `${argument} is ${Buffer.byteLength(issue.input as string, 'utf8')} bytes of UTF-8; at most ${MAX_SEARCH_BYTES} are allowed.`,
+      ),
+    ),
+  );
+
+/** The checks of an identifier-like text: 1..128 characters, no control characters. */
+const textChecks = (argument: string) =>
+  [
+    v.check((s: string) => s.length > 0, `${argument} must not be empty.`),
+    v.check((s: string) => s.length <= MAX_TEXT, `${argument} is longer than ${MAX_TEXT} characters.`),
+    v.check((s: string) => !CONTROL.test(s), `${argument} must not contain control characters.`),
+  ] as const;
+
+/** An identifier-like text argument: 1..128 characters, no control characters. */
+export const text = (argument: string): Rule => optional(v.pipe(v.string(), ...textChecks(argument)));
+
+/**
+ * An account address in either encoding the chain uses: `0x` + 40 hex digits, or bech32 of 20 bytes
+ * with any prefix (`biya1…`, `byb1…`). Staking is then called in its own encoding.
+ */
+export const accountAddress = (argument: string): Rule =>
+  optional(
+    v.pipe(
+      v.string(),
+      ...textChecks(argument),
+      v.check((s) => {
+        const decoded = decodeAddress(s);
+        return (
+          decoded !== null && (decoded.prefix === 'hex' || splitPrefix(decoded.prefix).role === 'account')
+        );
+      }, `${argument} must be an account address: 0x followed by 40 hexadecimal characters, or bech32 such as "biya1…".`),
+    ),
+  );
+
+/** An integer of at least `min`: `height must be 1 or more; got 0.` */
+export const atLeast = (argument: string, min: number): Rule =>
+  optional(
+    v.pipe(
+      v.number(),
+      v.check(
+        (n) => n >= min,
+        (issue) => `${argument} must be ${min} or more; got ${issue.input}.`,
+      ),
+    ),
+  );
+
+/** An integer within bounds: `pageSize must be between 1 and 100; got 500.` */
+export const between = (argument: string, min: number, max: number): Rule =>
+  optional(
+    v.pipe(
+      v.number(),
+      v.check(
+        (n) => n >= min && n <= max,
+        (issue) => `${argument} must be between ${min} and ${max}; got ${issue.input}.`,
+      ),
+    ),
+  );
+
+/** Text of a fixed form: `hash must be 0x followed by 64 hexadecimal characters.` */
+export const matching = (argument: string, pattern: RegExp, form: string): Rule =>
+  optional(
+    v.pipe(
+      v.string(),
+      v.check((s) => pattern.test(s), `${argument} must be ${form}.`),
+    ),
+  );
+
+/** A page cursor: text of the list's own form (checked before any upstream call). */
+export const cursor = (accepts: (cursor: string) => boolean, form: string): Rule =>
+  optional(
+    v.pipe(
+      v.string(),
+      ...textChecks('cursor'),
+      v.check(accepts, `cursor must be ${form}: pass back a PageInfo.endCursor of this list.`),
+    ),
+  );
+
+/** A buyback round's slots: a positive 32-bit integer. */
+export const totalSlots: Rule = optional(
+  v.pipe(
+    v.number(),
+    v.check(
+      (n) => n >= 1 && n <= INT32_MAX,
+      (issue) => `input.totalSlots must be a positive integer; got ${issue.input}.`,
+    ),
+  ),
+);
+
+/**
+ * What relates the fields of a buyback round update: minAmount ≤ maxAmount, startTime before
+ * endTime (each field's own form is its scalar's: Amount, DateTime).
+ */
+const roundFields = v.looseObject({
+  minAmount: v.nullish(v.string()),
+  maxAmount: v.nullish(v.string()),
+  startTime: v.nullish(v.string()),
+  endTime: v.nullish(v.string()),
+});
+
+export const roundChange: Rule = v.pipe(
+  roundFields,
+  v.forward(
+    v.check(
+      (input) => {
+        const { minAmount, maxAmount } = input;
+        return !minAmount || !maxAmount || compareDecimal(minAmount, maxAmount) <= 0;
+      },
+      ({ input: { minAmount, maxAmount } }) => {
+        return `input.minAmount (${minAmount}) must not exceed input.maxAmount (${maxAmount}).`;
+      },
+    ),
+    ['minAmount'],
+  ),
+  v.forward(
+    v.check((input) => {
+      const { startTime, endTime } = input;
+      return !startTime || !endTime || parseTimestamp(startTime) < parseTimestamp(endTime);
+    }, 'input.startTime must be before input.endTime.'),
+    ['startTime'],
+  ),
+);
+
+/** The first issue of a failed validation, as the contract's error: BAD_USER_INPUT naming the argument. */
+export function ruleError(failure: { issues: readonly StandardSchemaV1.Issue[] }): GatewayError {
+  const issue = failure.issues[0];
+  const argument = (issue?.path ?? [])
+    .map((segment) => (typeof segment === 'object' ? String(segment.key) : String(segment)))
+    .join('.');
+  return badUserInput(argument, issue?.message ?? 'Invalid argument.');
+}
