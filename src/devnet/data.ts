@@ -171,6 +171,8 @@ export interface DevnetData {
   /** Every known address, accounts first, then contracts. */
   addresses: string[];
   validators: ValidatorRecord[];
+  /** Bumped each time the chain moves the validator set (chain.ts), so that services render it again. */
+  validatorRevision: number;
   statistics: ValidatorStatisticsRecord;
   /** Delegations by delegator address, each list sorted by validator address. */
   delegations: Map<string, DelegationRecord[]>;
@@ -603,6 +605,7 @@ export function generate(options: GenerateOptions): DevnetData {
     txs,
     addresses,
     validators,
+    validatorRevision: 0,
     statistics,
     delegations,
     contracts,

@@ -1,4 +1,4 @@
-import { requireBearer } from './auth.js';
+import { type DevnetTokens, requireBearer } from './auth.js';
 import { type DevnetData, FAILURES, TX_MESSAGE_TYPES, TX_TYPES } from './data.js';
 import type { Dialect, FailedTx } from './dialect.js';
 import { type DevnetRequest, HttpError } from './http.js';
@@ -15,43 +15,59 @@ import { afterKey, PAGINATION_PARAMS, pageRequest, paginate, requiredParam } fro
 
 const CONTRACT_PARAMS = ['symbol', 'chainId', 'contractType', ...PAGINATION_PARAMS];
 
-export function createExplorerRoutes(data: DevnetData, token: string, now: () => number, dialect: Dialect) {
+/**
+ * A failed transaction's facts. Gas, recipient and value are not stored; they are derived from
+ * the index so that they stay deterministic without widening the transaction columns.
+ */
+export function failedTxFacts(data: DevnetData, i: number): FailedTx {
   const { blocks, txs } = data;
-  // Failed transactions, newest first; the 24-hour window is applied per request on the devnet clock.
-  const failed: number[] = [];
-  for (let i = txs.count - 1; i >= 0; i--) if ((txs.failure[i] as number) > 0) failed.push(i);
-  const blockTime = (tx: number) => blocks.time[(txs.height[tx] as number) - 1] as number;
   const accounts = data.addresses.length - data.contracts.length;
-
-  // Gas, recipient and value are not stored; they are derived from the index so that they stay
-  // deterministic without widening the transaction columns.
-  const failedTx = (i: number): FailedTx => {
-    const type = TX_TYPES[txs.type[i] as number] as (typeof TX_TYPES)[number];
-    const failure = FAILURES[(txs.failure[i] as number) - 1] as FailedTx['failure'];
-    const gasUsed = 21_000 + ((i * 7919) % 400_000);
-    // An out-of-gas transaction used all it asked for; others asked for a 20% margin.
-    const gasWanted = failure.reason === 'out of gas' ? gasUsed : Math.ceil((gasUsed * 1.2) / 1000) * 1000;
-    const transfer = type === 'transfer';
-    const initiator = txs.initiator[i] as number;
-    return {
-      txNumber: i + 1,
-      hash: txs.hash[i] as string,
-      height: txs.height[i] as number,
-      actionIndex: txs.actionIndex[i] as number,
-      time: blockTime(i),
-      initiator: data.addresses[initiator] as string,
-      type,
-      messageType: TX_MESSAGE_TYPES[type],
-      failure,
-      gasWanted,
-      gasUsed,
-      to: transfer ? (data.addresses[(initiator + 1 + (i % 97)) % accounts] as string) : '',
-      value: transfer ? `${1 + (i % 1000)}0000000000000000` : '0',
-    };
+  const type = TX_TYPES[txs.type[i] as number] as (typeof TX_TYPES)[number];
+  const failure = FAILURES[(txs.failure[i] as number) - 1] as FailedTx['failure'];
+  const gasUsed = 21_000 + ((i * 7919) % 400_000);
+  // An out-of-gas transaction used all it asked for; others asked for a 20% margin.
+  const gasWanted = failure.reason === 'out of gas' ? gasUsed : Math.ceil((gasUsed * 1.2) / 1000) * 1000;
+  const transfer = type === 'transfer';
+  const initiator = txs.initiator[i] as number;
+  return {
+    txNumber: i + 1,
+    hash: txs.hash[i] as string,
+    height: txs.height[i] as number,
+    actionIndex: txs.actionIndex[i] as number,
+    time: blocks.time[(txs.height[i] as number) - 1] as number,
+    initiator: data.addresses[initiator] as string,
+    type,
+    messageType: TX_MESSAGE_TYPES[type],
+    failure,
+    gasWanted,
+    gasUsed,
+    to: transfer ? (data.addresses[(initiator + 1 + (i % 97)) % accounts] as string) : '',
+    value: transfer ? `${1 + (i % 1000)}0000000000000000` : '0',
   };
+}
+
+export function createExplorerRoutes(
+  data: DevnetData,
+  tokens: DevnetTokens,
+  now: () => number,
+  dialect: Dialect,
+) {
+  const { blocks, txs } = data;
+  // Failed transactions, newest first; the 24-hour window is applied per request on the devnet
+  // clock. Those of blocks added since the last request are put in front first.
+  let failed: number[] = [];
+  let listed = 0;
+  const sync = () => {
+    const added: number[] = [];
+    for (let i = txs.count - 1; i >= listed; i--) if ((txs.failure[i] as number) > 0) added.push(i);
+    if (added.length > 0) failed = [...added, ...failed];
+    listed = txs.count;
+  };
+  const blockTime = (tx: number) => blocks.time[(txs.height[tx] as number) - 1] as number;
+  const failedTx = (i: number) => failedTxFacts(data, i);
 
   const contractsBySymbol = ({ query, headers }: DevnetRequest) => {
-    requireBearer(headers, token);
+    requireBearer(headers, tokens);
     const params = dialect.params(query, CONTRACT_PARAMS);
     const symbol = requiredParam(params, 'symbol').toUpperCase();
     const chainId = params.get('chainId');
@@ -72,8 +88,9 @@ export function createExplorerRoutes(data: DevnetData, token: string, now: () =>
   };
 
   const failed24h = ({ query, headers }: DevnetRequest) => {
-    requireBearer(headers, token);
+    requireBearer(headers, tokens);
     const request = pageRequest(dialect.params(query, PAGINATION_PARAMS));
+    sync();
     const since = Math.floor(now() / 1000) - 86_400;
     let end = failed.length;
     while (end > 0 && blockTime(failed[end - 1] as number) < since) end--;

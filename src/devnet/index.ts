@@ -1,13 +1,16 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { DevnetDialect } from '../config.js';
+import { DevnetTokens } from './auth.js';
+import { type Advance, DevnetChain } from './chain.js';
 import { type DevnetData, generate } from './data.js';
-import { createDialect, type DialectOptions } from './dialect.js';
+import { createDialect, type Dialect, type DialectOptions } from './dialect.js';
 import { createExplorerRoutes } from './explorer.js';
-import { createService, type RecordedRequest } from './http.js';
+import { createService, HttpError, type RecordedRequest } from './http.js';
 import { createScanRoutes } from './scan.js';
 import { createStakeRoutes } from './stake.js';
 
+export type { Advance } from './chain.js';
 export type { RecordedRequest } from './http.js';
 
 export interface DevnetOptions {
@@ -33,6 +36,10 @@ export interface DevnetOptions {
   explorerSuccessCode?: number;
   /** The staking and explorer services' bech32 account prefix; default `biya` (spec), `byb` (kratos). */
   bech32Prefix?: string;
+  /** A new block every so many ms (DEVNET_BLOCK_MS); 0 (the default here): only on `advance()`. */
+  blockIntervalMs?: number;
+  /** Bearer tokens accepted besides `token` (tests of several callers). */
+  extraTokens?: readonly string[];
 }
 
 export interface Devnet {
@@ -57,6 +64,14 @@ export interface Devnet {
   setLatency(ms: number): void;
   /** Makes one service answer 503 to everything from now on (null: none). */
   setFailing(service: 'scan' | 'explorer' | 'stake' | null): void;
+  /**
+   * Moves the chain on by `blocks` blocks (new transactions, some failed; validators whose tokens,
+   * jailing or commission change), deterministically for the seed and the advances made.
+   */
+  advance(blocks?: number): Advance;
+  /** Accepts one more bearer token from now on, or no longer accepts one. */
+  grantToken(token: string): void;
+  revokeToken(token: string): void;
   close(): Promise<void>;
 }
 
@@ -78,6 +93,63 @@ const close = (server: Server) =>
     server.closeAllConnections();
   });
 
+/**
+ * The devnet-only control, on the search service: `POST /_devnet/advance?blocks=N` moves the chain
+ * on by N blocks (1 to 1000, default 1) and answers what it added, for a gateway process whose
+ * devnet runs inside it.
+ */
+function controlRoutes(chain: DevnetChain) {
+  return {
+    '/_devnet/advance': {
+      POST: ({ query }: { query: URLSearchParams }) => {
+        const blocks = Number(query.get('blocks') ?? '1');
+        if (!Number.isInteger(blocks) || blocks < 1 || blocks > 1000) {
+          throw new HttpError(400, 'blocks must be an integer from 1 to 1000');
+        }
+        return { body: chain.advance(blocks) };
+      },
+    },
+  };
+}
+
+/** What the three services share: the chain, the tokens, the clock, and the test controls' state. */
+interface ServiceDeps {
+  data: DevnetData;
+  chain: DevnetChain;
+  tokens: DevnetTokens;
+  now: () => number;
+  dialect: Dialect;
+  controls: { latency: number; failing: string | null };
+  onRequest(req: RecordedRequest): void;
+}
+
+/** The three services, each a node:http server of its own (not listening yet). */
+function createServices({ data, chain, tokens, now, dialect, controls, onRequest }: ServiceDeps) {
+  const common = (name: string) => ({
+    name,
+    latencyMs: () => controls.latency,
+    failing: () => controls.failing === name,
+    onRequest,
+  });
+  return {
+    scan: createService({
+      ...common('scan'),
+      routes: { ...createScanRoutes(data), ...controlRoutes(chain) },
+      errorBody: (_status, message) => ({ error: message }),
+    }),
+    explorer: createService({
+      ...common('explorer'),
+      routes: createExplorerRoutes(data, tokens, now, dialect),
+      errorBody: dialect.errorBody('explorer'),
+    }),
+    stake: createService({
+      ...common('stake'),
+      routes: createStakeRoutes(data, tokens, now, dialect),
+      errorBody: dialect.errorBody('stake'),
+    }),
+  };
+}
+
 /** Generates the chain and starts the three services, each on its own origin as in production. */
 export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> {
   const now = options.now ?? Date.now;
@@ -90,44 +162,25 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
     bech32Prefix: options.bech32Prefix,
   });
   const data = generate({ seed: options.seed ?? DEFAULT_DEVNET_SEED, now: now() });
-
+  const chain = new DevnetChain(data);
+  const tokens = new DevnetTokens([token, ...(options.extraTokens ?? [])]);
   const counts = { scan: 0, explorer: 0, stake: 0 };
   const requests: RecordedRequest[] = [];
+  const controls = { latency: options.latencyMs ?? 0, failing: null as string | null };
   const onRequest = (req: RecordedRequest) => {
     counts[req.service as keyof typeof counts]++;
     if (options.record) requests.push(req);
   };
-  let latency = options.latencyMs ?? 0;
-  let failing: string | null = null;
-  const common = { latencyMs: () => latency, onRequest };
-  const scan = createService({
-    ...common,
-    name: 'scan',
-    failing: () => failing === 'scan',
-    routes: createScanRoutes(data),
-    errorBody: (_status, message) => ({ error: message }),
-  });
-  const explorer = createService({
-    ...common,
-    name: 'explorer',
-    failing: () => failing === 'explorer',
-    routes: createExplorerRoutes(data, token, now, dialect),
-    errorBody: dialect.errorBody('explorer'),
-  });
-  const stake = createService({
-    ...common,
-    name: 'stake',
-    failing: () => failing === 'stake',
-    routes: createStakeRoutes(data, token, now, dialect),
-    errorBody: dialect.errorBody('stake'),
-  });
-
-  const servers = [scan, explorer, stake];
+  const services = createServices({ data, chain, tokens, now, dialect, controls, onRequest });
+  const servers = Object.values(services);
+  const ticking = options.blockIntervalMs
+    ? setInterval(() => chain.advance(1), options.blockIntervalMs).unref()
+    : undefined;
   try {
     const [scanUrl, explorerUrl, stakeUrl] = await Promise.all([
-      listen(scan, options.ports?.scan ?? 0, host),
-      listen(explorer, options.ports?.explorer ?? 0, host),
-      listen(stake, options.ports?.stake ?? 0, host),
+      listen(services.scan, options.ports?.scan ?? 0, host),
+      listen(services.explorer, options.ports?.explorer ?? 0, host),
+      listen(services.stake, options.ports?.stake ?? 0, host),
     ]);
     return {
       data,
@@ -143,16 +196,21 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
         counts.scan = counts.explorer = counts.stake = 0;
       },
       setLatency(ms) {
-        latency = ms;
+        controls.latency = ms;
       },
       setFailing(service) {
-        failing = service;
+        controls.failing = service;
       },
+      advance: (blocks = 1) => chain.advance(blocks),
+      grantToken: (t) => tokens.grant(t),
+      revokeToken: (t) => tokens.revoke(t),
       close: async () => {
+        clearInterval(ticking);
         await Promise.all(servers.map(close));
       },
     };
   } catch (error) {
+    clearInterval(ticking);
     await Promise.all(servers.filter((s) => s.listening).map(close));
     throw error;
   }

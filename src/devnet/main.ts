@@ -13,6 +13,7 @@ try {
     stakeEnvelope: config.stakeEnvelope,
     explorerSuccessCode: config.explorerSuccessCode,
     bech32Prefix: config.bech32Prefix,
+    blockIntervalMs: config.blockIntervalMs,
   });
   const { blocks, txs, addresses, validators, delegations, contracts, rounds } = devnet.data;
   console.log(`SCAN_URL=${devnet.urls.scan}`);
@@ -24,17 +25,26 @@ try {
       `(prefix ${bech32Prefix}, staking ${stakeEnvelope ? 'in the envelope' : 'bare'}, ` +
       `explorer success code ${explorerSuccessCode}): ${blocks.count} blocks, ` +
       `${txs.count} transactions, ${addresses.length} addresses, ${validators.length} validators, ` +
-      `${delegations.size} delegators, ${contracts.length} contracts, ${rounds.size} buyback rounds; ` +
+      `${delegations.size} delegators, ${contracts.length} contracts, ${rounds.size} buyback rounds, ` +
+      `${config.blockIntervalMs ? `a block every ${config.blockIntervalMs} ms` : 'the chain standing still'}; ` +
       `bearer token "${config.token}"`,
   );
   // Under a parent process (the benchmark), answer its questions over IPC.
   process.on(
     'message',
-    (message: { type?: string; ms?: number; service?: 'scan' | 'explorer' | 'stake' | null }) => {
+    (message: {
+      type?: string;
+      ms?: number;
+      blocks?: number;
+      service?: 'scan' | 'explorer' | 'stake' | null;
+    }) => {
       if (message.type === 'counts') process.send?.({ type: 'counts', counts: { ...devnet.counts } });
       if (message.type === 'latency') {
         devnet.setLatency(message.ms ?? 0);
         process.send?.({ type: 'latency', ms: message.ms ?? 0 });
+      }
+      if (message.type === 'advance') {
+        process.send?.({ type: 'advance', advance: devnet.advance(message.blocks ?? 1) });
       }
       if (message.type === 'failing') {
         devnet.setFailing(message.service ?? null);

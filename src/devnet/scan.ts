@@ -38,33 +38,61 @@ function searchText(query: URLSearchParams): string {
   return q;
 }
 
-export function createScanRoutes(data: DevnetData) {
-  const { blocks, txs } = data;
-  const txIndex = new SortedIndex(txs.hash);
-  const blockIndex = new SortedIndex(blocks.hash);
-  const addressIndex = new SortedIndex(data.addresses);
-  const maxHeight = blocks.count;
+/** The devnet's search index over one chain: the suggestions and exact matches of 4.1 and 4.2. */
+class SearchIndex {
+  private readonly txIndex: SortedIndex;
+  private readonly blockIndex: SortedIndex;
+  private readonly addressIndex: SortedIndex;
+  /** Blocks and transactions indexed so far: the chain may have moved on since. */
+  private indexed: { blocks: number; txs: number };
 
-  const txSuggestion = (i: number) => ({
-    hash: txs.hash[i] as string,
-    blockHeight: txs.height[i] as number,
-    blockActionIndex: txs.actionIndex[i] as number,
-    blockTime: blocks.time[(txs.height[i] as number) - 1] as number,
-    initiator: data.addresses[txs.initiator[i] as number] as string,
-    type: TX_TYPES[txs.type[i] as number] as string,
-  });
-  const blockSuggestion = (height: number) => ({
-    height,
-    hash: blocks.hash[height - 1] as string,
-    blockTime: blocks.time[height - 1] as number,
-    transactionCount: blocks.txCount[height - 1] as number,
-    // The tip block may still receive actions; every earlier block is final.
-    actionCountComplete: height < maxHeight,
-    proposer: data.validators[blocks.proposer[height - 1] as number]?.consensus_address as string,
-  });
+  constructor(private readonly data: DevnetData) {
+    this.txIndex = new SortedIndex(data.txs.hash);
+    this.blockIndex = new SortedIndex(data.blocks.hash);
+    this.addressIndex = new SortedIndex(data.addresses);
+    this.indexed = { blocks: data.blocks.count, txs: data.txs.count };
+  }
+
+  /** Indexes the blocks and transactions added since the last search. */
+  private sync(): void {
+    const { blocks, txs } = this.data;
+    for (let i = this.indexed.blocks; i < blocks.count; i++) this.blockIndex.add(blocks.hash[i] as string, i);
+    for (let i = this.indexed.txs; i < txs.count; i++) this.txIndex.add(txs.hash[i] as string, i);
+    this.indexed = { blocks: blocks.count, txs: txs.count };
+  }
+
+  private get maxHeight(): number {
+    return this.data.blocks.count;
+  }
+
+  txSuggestion(i: number) {
+    const { blocks, txs, addresses } = this.data;
+    return {
+      hash: txs.hash[i] as string,
+      blockHeight: txs.height[i] as number,
+      blockActionIndex: txs.actionIndex[i] as number,
+      blockTime: blocks.time[(txs.height[i] as number) - 1] as number,
+      initiator: addresses[txs.initiator[i] as number] as string,
+      type: TX_TYPES[txs.type[i] as number] as string,
+    };
+  }
+
+  blockSuggestion(height: number) {
+    const { blocks, validators } = this.data;
+    return {
+      height,
+      hash: blocks.hash[height - 1] as string,
+      blockTime: blocks.time[height - 1] as number,
+      transactionCount: blocks.txCount[height - 1] as number,
+      // The tip block may still receive actions; every earlier block is final.
+      actionCountComplete: height < this.maxHeight,
+      proposer: validators[blocks.proposer[height - 1] as number]?.consensus_address as string,
+    };
+  }
 
   /** Heights whose decimal text starts with `digits`: the count, and the highest `limit` (exact first). */
-  const heightsByPrefix = (digits: string): { count: number; heights: number[] } => {
+  heightsByPrefix(digits: string): { count: number; heights: number[] } {
+    const maxHeight = this.maxHeight;
     if (digits.startsWith('0') || digits.length > String(maxHeight).length) return { count: 0, heights: [] };
     const p = Number(digits);
     const ranges: [number, number][] = [];
@@ -78,32 +106,33 @@ export function createScanRoutes(data: DevnetData) {
       for (let h = hi; h >= lo && heights.length < MAX_SUGGESTIONS; h--) heights.push(h);
     }
     return { count, heights };
-  };
+  }
 
-  const suggest = (q: string): Reply => {
+  suggest(q: string): Reply {
+    this.sync();
     const text = q.toLowerCase();
-    const transactions: ReturnType<typeof txSuggestion>[] = [];
-    const blockHits: ReturnType<typeof blockSuggestion>[] = [];
+    const transactions: ReturnType<SearchIndex['txSuggestion']>[] = [];
+    const blockHits: ReturnType<SearchIndex['blockSuggestion']>[] = [];
     const addresses: { address: string }[] = [];
     const counts: Record<Category, number> = { transactions: 0, blocks: 0, addresses: 0 };
     let exact: { category: Category; target: SubmitTarget } | null = null;
 
     if (/^\d+$/.test(text)) {
-      const { count, heights } = heightsByPrefix(text);
+      const { count, heights } = this.heightsByPrefix(text);
       counts.blocks = count;
-      for (const h of heights) blockHits.push(blockSuggestion(h));
+      for (const h of heights) blockHits.push(this.blockSuggestion(h));
       if (heights[0] === Number(text))
         exact = { category: 'blocks', target: { kind: 'block', height: heights[0] } };
     } else if (/^0x[0-9a-f]*$/.test(text)) {
-      const t = txIndex.prefix(text, MAX_SUGGESTIONS);
-      const b = blockIndex.prefix(text, MAX_SUGGESTIONS);
-      const a = addressIndex.prefix(text, MAX_SUGGESTIONS);
+      const t = this.txIndex.prefix(text, MAX_SUGGESTIONS);
+      const b = this.blockIndex.prefix(text, MAX_SUGGESTIONS);
+      const a = this.addressIndex.prefix(text, MAX_SUGGESTIONS);
       counts.transactions = t.count;
       counts.blocks = b.count;
       counts.addresses = a.count;
-      for (const i of t.ids) transactions.push(txSuggestion(i));
-      for (const i of b.ids) blockHits.push(blockSuggestion(i + 1));
-      for (const i of a.ids) addresses.push({ address: data.addresses[i] as string });
+      for (const i of t.ids) transactions.push(this.txSuggestion(i));
+      for (const i of b.ids) blockHits.push(this.blockSuggestion(i + 1));
+      for (const i of a.ids) addresses.push({ address: this.data.addresses[i] as string });
       if (transactions[0]?.hash === text)
         exact = { category: 'transactions', target: { kind: 'transaction', hash: text } };
       else if (blockHits[0]?.hash === text) {
@@ -132,13 +161,14 @@ export function createScanRoutes(data: DevnetData) {
         submitTarget,
       },
     };
-  };
+  }
 
-  const exactSearch = (q: string): Reply => {
+  exactSearch(q: string): Reply {
+    this.sync();
     const results: { kind: string; identity: string; matched: string; canonicalUrl: string }[] = [];
     if (/^\d+$/.test(q)) {
       const height = q.length <= 10 ? Number(q) : 0;
-      if (height >= 1 && height <= maxHeight) {
+      if (height >= 1 && height <= this.maxHeight) {
         results.push({
           kind: 'block',
           identity: String(height),
@@ -148,7 +178,7 @@ export function createScanRoutes(data: DevnetData) {
       }
     } else if (/^0x[0-9a-fA-F]{40}$/.test(q)) {
       const address = q.toLowerCase();
-      if (addressIndex.find(address) !== -1) {
+      if (this.addressIndex.find(address) !== -1) {
         results.push({
           kind: 'address',
           identity: address,
@@ -158,7 +188,7 @@ export function createScanRoutes(data: DevnetData) {
       }
     } else if (/^0x[0-9a-fA-F]{64}$/.test(q)) {
       const hash = q.toLowerCase();
-      const b = blockIndex.find(hash);
+      const b = this.blockIndex.find(hash);
       if (b !== -1)
         results.push({
           kind: 'block',
@@ -166,7 +196,7 @@ export function createScanRoutes(data: DevnetData) {
           matched: q,
           canonicalUrl: `/blocks/${b + 1}`,
         });
-      if (txIndex.find(hash) !== -1) {
+      if (this.txIndex.find(hash) !== -1) {
         results.push({
           kind: 'transaction',
           identity: hash,
@@ -176,10 +206,17 @@ export function createScanRoutes(data: DevnetData) {
       }
     }
     return { body: { query: q, results } };
-  };
+  }
+}
 
+export function createScanRoutes(data: DevnetData) {
+  const index = new SearchIndex(data);
   return {
-    '/api/v1/dex/search': { GET: ({ query }: { query: URLSearchParams }) => suggest(searchText(query)) },
-    '/api/v1/search': { GET: ({ query }: { query: URLSearchParams }) => exactSearch(searchText(query)) },
+    '/api/v1/dex/search': {
+      GET: ({ query }: { query: URLSearchParams }) => index.suggest(searchText(query)),
+    },
+    '/api/v1/search': {
+      GET: ({ query }: { query: URLSearchParams }) => index.exactSearch(searchText(query)),
+    },
   };
 }

@@ -1,10 +1,11 @@
 /**
  * Keys sorted once at start, so that an exact lookup or a prefix range is two binary searches:
- * the devnet answers a search in microseconds and never scans its 100k+ rows per request.
+ * the devnet answers a search in microseconds and never scans its 100k+ rows per request. Rows
+ * added as the chain moves on are inserted in order.
  */
 export class SortedIndex {
   private readonly keys: string[];
-  private readonly ids: Int32Array;
+  private ids: Int32Array;
 
   constructor(keys: readonly string[]) {
     const order = Array.from(keys.keys()).sort((a, b) => {
@@ -25,6 +26,17 @@ export class SortedIndex {
       else hi = mid;
     }
     return lo;
+  }
+
+  /** Adds row `id` under `key`, in key order. */
+  add(key: string, id: number): void {
+    const at = this.lowerBound(key);
+    this.keys.splice(at, 0, key);
+    const ids = new Int32Array(this.ids.length + 1);
+    ids.set(this.ids.subarray(0, at));
+    ids[at] = id;
+    ids.set(this.ids.subarray(at), at + 1);
+    this.ids = ids;
   }
 
   /** Position of the row whose key is exactly `key`, or -1. */

@@ -1,8 +1,8 @@
 import { compareDecimal, INT32_MAX, isDecimal, parseTimestamp } from '../lib/decimal.js';
-import { requireBearer } from './auth.js';
+import { type DevnetTokens, requireBearer } from './auth.js';
 import type { BuybackRoundRecord, DelegationRecord, DevnetData, ValidatorRecord } from './data.js';
 import type { Dialect } from './dialect.js';
-import { type DevnetRequest, HttpError } from './http.js';
+import { type DevnetRequest, HttpError, type Reply } from './http.js';
 import {
   afterKey,
   PAGINATION_PARAMS,
@@ -67,22 +67,67 @@ function parseRoundUpdate(fields: Record<string, unknown>): { roundId: string; u
   return { roundId: round_id, update };
 }
 
-export function createStakeRoutes(data: DevnetData, token: string, now: () => number, dialect: Dialect) {
+/** PUT /stake/buyback/rounds: the round's stored values replaced by those given, checked as a whole. */
+async function updateRoundOf(
+  data: DevnetData,
+  { headers, json }: DevnetRequest,
+  tokens: DevnetTokens,
+  now: () => number,
+  dialect: Dialect,
+): Promise<Reply> {
+  requireBearer(headers, tokens);
+  const { roundId, update } = parseRoundUpdate(dialect.body(await json(), ROUND_FIELDS));
+  // Everything below is synchronous, so concurrent updates of one round apply one after the other.
+  const round = data.rounds.get(roundId);
+  if (!round) {
+    throw new HttpError(404, `unknown round: ${roundId.slice(0, 64)}`, { reason: 'ROUND_NOT_FOUND' });
+  }
+  const next = { ...round, ...update };
+  if (compareDecimal(next.min_amount, next.max_amount) > 0) {
+    throw new HttpError(400, 'min_amount must not exceed max_amount');
+  }
+  if (parseTimestamp(next.start_time) >= parseTimestamp(next.end_time)) {
+    throw new HttpError(400, 'start_time must be before end_time');
+  }
+  if (next.total_slots < next.booked_slots) {
+    throw new HttpError(409, `total_slots below the ${next.booked_slots} slots already booked`);
+  }
+  const updatedAt = Math.max(now(), Date.parse(round.updated_at) + 1);
+  next.updated_at = new Date(updatedAt).toISOString();
+  data.rounds.set(roundId, next);
+  return dialect.stakeReply({ round: next });
+}
+
+export function createStakeRoutes(
+  data: DevnetData,
+  tokens: DevnetTokens,
+  now: () => number,
+  dialect: Dialect,
+) {
   const { address } = dialect;
-  const byPower = [...data.validators].sort((a, b) => {
-    const d = BigInt(b.tokens) - BigInt(a.tokens);
-    return d > 0n ? 1 : d < 0n ? -1 : Number(a.id) - Number(b.id);
-  });
-  const rank = new Map(byPower.map((v, i) => [v.operator_address, i]));
-  // Validators never change, so their addresses are rendered once.
-  const validatorList = byPower.map(
-    (v): ValidatorRecord => ({
-      ...v,
-      operator_address: address(v.operator_address),
-      consensus_address: address(v.consensus_address),
-      wallet_address: address(v.wallet_address),
-    }),
-  );
+  // The validator list by voting power, with addresses as this dialect writes them: rendered
+  // again only after the chain moved the validator set.
+  let rendered = { revision: -1, list: [] as ValidatorRecord[], rank: new Map<string, number>() };
+  const validatorList = () => {
+    if (rendered.revision === data.validatorRevision) return rendered;
+    const byPower = [...data.validators].sort((a, b) => {
+      const d = BigInt(b.tokens) - BigInt(a.tokens);
+      return d > 0n ? 1 : d < 0n ? -1 : Number(a.id) - Number(b.id);
+    });
+    rendered = {
+      revision: data.validatorRevision,
+      rank: new Map(byPower.map((v, i) => [v.operator_address, i])),
+      list: byPower.map(
+        (v): ValidatorRecord => ({
+          ...v,
+          operator_address: address(v.operator_address),
+          consensus_address: address(v.consensus_address),
+          wallet_address: address(v.wallet_address),
+        }),
+      ),
+    };
+    return rendered;
+  };
   const renderDelegation = ({ delegation, balance }: DelegationRecord): DelegationRecord => ({
     delegation: {
       delegator_address: address(delegation.delegator_address),
@@ -109,7 +154,8 @@ export function createStakeRoutes(data: DevnetData, token: string, now: () => nu
   const validators = ({ query }: DevnetRequest) => {
     const params = dialect.params(query, [...TOP_LEVEL_PAGE_PARAMS, ...PAGINATION_PARAMS]);
     const request = pageRequest(params, { topLevel: true });
-    const page = paginate(validatorList, request, (cursor) => {
+    const { list, rank } = validatorList();
+    const page = paginate(list, request, (cursor) => {
       const at = rank.get(dialect.canonicalAddress(cursor));
       if (at === undefined) throw new HttpError(400, 'pagination.cursor is not a known operator address');
       return at + 1;
@@ -117,33 +163,11 @@ export function createStakeRoutes(data: DevnetData, token: string, now: () => nu
     return dialect.stakeReply({
       validators: page.items,
       pagination: page.pagination,
-      statistics: data.statistics,
+      statistics: { ...data.statistics },
     });
   };
 
-  const updateRound = async ({ headers, json }: DevnetRequest) => {
-    requireBearer(headers, token);
-    const { roundId, update } = parseRoundUpdate(dialect.body(await json(), ROUND_FIELDS));
-    // Everything below is synchronous, so concurrent updates of one round apply one after the other.
-    const round = data.rounds.get(roundId);
-    if (!round) {
-      throw new HttpError(404, `unknown round: ${roundId.slice(0, 64)}`, { reason: 'ROUND_NOT_FOUND' });
-    }
-    const next = { ...round, ...update };
-    if (compareDecimal(next.min_amount, next.max_amount) > 0) {
-      throw new HttpError(400, 'min_amount must not exceed max_amount');
-    }
-    if (parseTimestamp(next.start_time) >= parseTimestamp(next.end_time)) {
-      throw new HttpError(400, 'start_time must be before end_time');
-    }
-    if (next.total_slots < next.booked_slots) {
-      throw new HttpError(409, `total_slots below the ${next.booked_slots} slots already booked`);
-    }
-    const updatedAt = Math.max(now(), Date.parse(round.updated_at) + 1);
-    next.updated_at = new Date(updatedAt).toISOString();
-    data.rounds.set(roundId, next);
-    return dialect.stakeReply({ round: next });
-  };
+  const updateRound = (req: DevnetRequest) => updateRoundOf(data, req, tokens, now, dialect);
 
   return {
     '/stake/delegator/delegations': { GET: delegations },

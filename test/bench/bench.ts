@@ -287,7 +287,15 @@ export async function startBenchDevnet() {
   const devnet = startProcess(
     1,
     ['src/devnet/main.ts'],
-    { DEVNET_SEED: SEED, DEVNET_TOKEN: TOKEN, SCAN_PORT: '0', EXPLORER_PORT: '0', STAKE_PORT: '0' },
+    {
+      DEVNET_SEED: SEED,
+      DEVNET_TOKEN: TOKEN,
+      SCAN_PORT: '0',
+      EXPLORER_PORT: '0',
+      STAKE_PORT: '0',
+      // The chain stands still unless a scenario advances it: every run reads the same data.
+      DEVNET_BLOCK_MS: '0',
+    },
     true,
   );
   const output = await devnet.ready;

@@ -19,7 +19,8 @@ export interface Started {
 /** Starts the gateway with `env` over the test's own; `listening` resolves once it listens. */
 export function startServerProcess(env: Record<string, string>): Started & { listening: Promise<void> } {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: { ...process.env, PORT: '0', NODE_ENV: 'test', ...env },
+    // In devnet mode the chain stands still unless a test moves it.
+    env: { ...process.env, PORT: '0', NODE_ENV: 'test', DEVNET_BLOCK_MS: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

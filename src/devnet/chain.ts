@@ -1,0 +1,153 @@
+import { type DevnetData, FAILURES, iso, TX_TYPES, VALIDATOR_STATUS, type ValidatorRecord } from './data.js';
+import { Rng } from './random.js';
+
+/**
+ * The devnet's chain moving on, as a live chain does: each advance appends a block (its
+ * transactions, now and then a failed one) and moves the validator set (a validator's tokens go up
+ * or down, one is jailed or unjailed, a commission changes), with the statistics following. The
+ * generated data is extended in place, so every service sees the new state on its next request.
+ *
+ * Deterministic for a seed and a number of advances: the moves come from a generator of their own,
+ * seeded from the chain's seed, and times from the previous block's, never from the clock.
+ */
+
+/** Chance that a transaction of a new block fails: enough for a failure every few blocks. */
+const LIVE_FAILURE_RATE = 0.04;
+const BLOCK_INTERVAL_S = { min: 5, max: 7 };
+
+/** What one advance added and changed. */
+export interface Advance {
+  /** Heights of the blocks added, in order. */
+  heights: number[];
+  /** Hashes of the failed transactions added, oldest first. */
+  failedTxs: string[];
+  /** Operator addresses (canonical) of the validators whose data changed. */
+  validators: string[];
+}
+
+const appended = <T extends Float64Array | Int32Array | Uint8Array>(column: T, values: number[]): T => {
+  const grown = new (column.constructor as new (length: number) => T)(column.length + values.length);
+  grown.set(column);
+  grown.set(values, column.length);
+  return grown;
+};
+
+export class DevnetChain {
+  private readonly rng: Rng;
+
+  constructor(private readonly data: DevnetData) {
+    this.rng = new Rng(`${data.seed}:advance`);
+  }
+
+  /** Appends `blocks` blocks, moving the validator set along with each. */
+  advance(blocks = 1): Advance {
+    const advance: Advance = { heights: [], failedTxs: [], validators: [] };
+    for (let i = 0; i < blocks; i++) {
+      this.appendBlock(advance);
+      const moved = this.moveValidators();
+      if (moved.length > 0) {
+        this.data.validatorRevision++;
+        advance.validators.push(...moved.filter((v) => !advance.validators.includes(v)));
+        this.refreshStatistics();
+      }
+    }
+    return advance;
+  }
+
+  /** A validator, in proportion to its voting power, among those bonded and not jailed. */
+  private proposer(): number {
+    const { validators } = this.data;
+    const active = validators.flatMap((v, i) =>
+      v.status === VALIDATOR_STATUS.bonded && !v.jailed ? [{ i, power: Number(v.tokens) }] : [],
+    );
+    let target = this.rng.next() * active.reduce((sum, v) => sum + v.power, 0);
+    for (const { i, power } of active) {
+      target -= power;
+      if (target < 0) return i;
+    }
+    return active.at(-1)?.i ?? 0;
+  }
+
+  private appendBlock(advance: Advance): void {
+    const { blocks, txs, addresses, contracts } = this.data;
+    const rng = this.rng;
+    const height = blocks.count + 1;
+    const time =
+      (blocks.time[blocks.count - 1] as number) + rng.int(BLOCK_INTERVAL_S.min, BLOCK_INTERVAL_S.max);
+    const count = rng.int(0, 11);
+    const accounts = addresses.length - contracts.length;
+    const column = { height: [] as number[], index: [] as number[], initiator: [] as number[] };
+    const type: number[] = [];
+    const failure: number[] = [];
+    for (let k = 0; k < count; k++) {
+      txs.hash.push(`0x${rng.hex(64)}`);
+      column.height.push(height);
+      column.index.push(k);
+      column.initiator.push(rng.int(0, accounts - 1));
+      type.push(rng.int(0, TX_TYPES.length - 1));
+      const failed = rng.chance(LIVE_FAILURE_RATE);
+      failure.push(failed ? rng.int(1, FAILURES.length) : 0);
+      if (failed) advance.failedTxs.push(txs.hash[txs.count + k] as string);
+    }
+    blocks.hash.push(`0x${rng.hex(64)}`);
+    blocks.time = appended(blocks.time, [time]);
+    blocks.firstTx = appended(blocks.firstTx, [txs.count]);
+    blocks.txCount = appended(blocks.txCount, [count]);
+    blocks.proposer = appended(blocks.proposer, [this.proposer()]);
+    blocks.count = height;
+    txs.height = appended(txs.height, column.height);
+    txs.actionIndex = appended(txs.actionIndex, column.index);
+    txs.initiator = appended(txs.initiator, column.initiator);
+    txs.type = appended(txs.type, type);
+    txs.failure = appended(txs.failure, failure);
+    txs.count += count;
+    advance.heights.push(height);
+  }
+
+  /** Moves the validator set by one block: the operator addresses of those that changed. */
+  private moveValidators(): string[] {
+    const { validators } = this.data;
+    const rng = this.rng;
+    const changed: ValidatorRecord[] = [];
+    const at = iso((this.data.blocks.time[this.data.blocks.count - 1] as number) * 1000);
+    // Half the blocks see a delegation or an undelegation of 0.1 to 2 % of a validator's tokens.
+    if (rng.chance(0.5)) {
+      const v = rng.pick(validators);
+      const tokens = BigInt(v.tokens);
+      const delta = (tokens * BigInt(rng.int(1, 20))) / 1000n;
+      const next = rng.chance(0.6) ? tokens + delta : tokens - delta;
+      v.tokens = String(next);
+      v.delegator_shares = `${next}.000000000000000000`;
+      changed.push(v);
+    }
+    // Now and then one is jailed for downtime, or one jailed before is let out.
+    if (rng.chance(0.05)) {
+      const v = rng.pick(validators);
+      v.jailed = !v.jailed;
+      v.status = v.jailed ? VALIDATOR_STATUS.unbonding : VALIDATOR_STATUS.bonded;
+      changed.push(v);
+    }
+    // Now and then one changes its commission, within its maximum.
+    if (rng.chance(0.05)) {
+      const v = rng.pick(validators);
+      const max = Math.round(Number(v.commission_max_rate) * 100);
+      v.commission_rate = `0.${String(rng.int(0, Math.min(max, 20))).padStart(2, '0')}0000000000000000`;
+      v.commission_update_time = at;
+      changed.push(v);
+    }
+    for (const v of changed) v.timestamp = at;
+    return changed.map((v) => v.operator_address);
+  }
+
+  /** The statistics after the validator set moved: counts and the stake of the active set. */
+  private refreshStatistics(): void {
+    const { validators, statistics, blocks } = this.data;
+    const active = validators.filter((v) => v.status === VALIDATOR_STATUS.bonded && !v.jailed);
+    statistics.consensus_validators = String(
+      validators.filter((v) => v.status === VALIDATOR_STATUS.bonded).length,
+    );
+    statistics.active_validators = String(active.length);
+    statistics.total_staked_amount = String(active.reduce((sum, v) => sum + BigInt(v.tokens), 0n));
+    statistics.timestamp = iso((blocks.time[blocks.count - 1] as number) * 1000);
+  }
+}

@@ -1,0 +1,135 @@
+import { describe, expect, it } from 'vitest';
+import { startDevnet } from '../../src/devnet/index.js';
+import { bearer, call, camelKeys, useDevnet, VARIANTS } from './helpers.js';
+
+/**
+ * The devnet's chain moves on (src/devnet/chain.ts): each advance appends a block, now and then a
+ * failed transaction, and moves the validator set; every service answers from the new state, in
+ * every dialect, and the same seed with the same advances gives the same chain.
+ */
+
+/** The validator list as the gateway's staking client would read it, whatever the dialect. */
+async function validatorList(stake: string) {
+  type Page = {
+    validators: { operatorAddress: string; tokens: string; jailed: boolean; commissionRate: string }[];
+    statistics: { totalStakedAmount: string; timestamp: string };
+  };
+  const page = async (n: number) => {
+    const { body } = await call(`${stake}/stake/validators?pagination.page_size=100&pagination.page=${n}`);
+    const list = camelKeys(body) as { data?: unknown };
+    return (list.data ?? list) as Page;
+  };
+  const [first, second] = await Promise.all([page(1), page(2)]);
+  return { validators: [...first.validators, ...second.validators], statistics: first.statistics };
+}
+
+describe('the moving chain', () => {
+  it('is the same for the same seed and the same advances, block by block', async () => {
+    const now = () => Date.UTC(2026, 10, 24, 12);
+    const [a, b] = await Promise.all([
+      startDevnet({ seed: 'moving', now }),
+      startDevnet({ seed: 'moving', now }),
+    ]);
+    try {
+      const fromA = [a.advance(3), a.advance(20)];
+      const fromB = [b.advance(3), b.advance(20)];
+      expect(fromA).toEqual(fromB);
+      expect(fromA[0]?.heights).toEqual([20_001, 20_002, 20_003]);
+      expect(a.data.blocks.hash.slice(-23)).toEqual(b.data.blocks.hash.slice(-23));
+      expect(a.data.validators).toEqual(b.data.validators);
+      expect(a.data.statistics).toEqual(b.data.statistics);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  it('gives every new block a time after the last one, and its transactions their heights', async () => {
+    const devnet = await startDevnet({ seed: 'moving' });
+    try {
+      const before = devnet.data.blocks.count;
+      const { heights } = devnet.advance(10);
+      const { blocks, txs } = devnet.data;
+      expect(blocks.count).toBe(before + 10);
+      expect(blocks.time.length).toBe(blocks.count);
+      for (const height of heights) {
+        const gap = (blocks.time[height - 1] as number) - (blocks.time[height - 2] as number);
+        expect(gap).toBeGreaterThanOrEqual(5);
+        expect(gap).toBeLessThanOrEqual(7);
+        const first = blocks.firstTx[height - 1] as number;
+        for (let k = 0; k < (blocks.txCount[height - 1] as number); k++) {
+          expect(txs.height[first + k]).toBe(height);
+          expect(txs.actionIndex[first + k]).toBe(k);
+        }
+      }
+      expect(txs.hash).toHaveLength(txs.count);
+    } finally {
+      await devnet.close();
+    }
+  });
+});
+
+describe.each(VARIANTS)('the services on the moving chain ($label)', ({ options }) => {
+  const devnet = useDevnet({ seed: 'moving-services', ...options });
+
+  it('finds a new block by height and by hash, and the tip is the only incomplete block', async () => {
+    const { urls, data } = devnet();
+    const [height] = devnet().advance(1).heights as [number];
+    const hash = data.blocks.hash[height - 1] as string;
+    const byHeight = await call(`${urls.scan}/api/v1/dex/search?q=${height}`);
+    expect(byHeight.body.blocks[0]).toMatchObject({ height, hash, actionCountComplete: false });
+    const exact = await call(`${urls.scan}/api/v1/search?q=${hash}`);
+    expect(exact.body.results).toEqual([
+      { kind: 'block', identity: String(height), matched: hash, canonicalUrl: `/blocks/${height}` },
+    ]);
+    devnet().advance(1);
+    const again = await call(`${urls.scan}/api/v1/dex/search?q=${height}`);
+    expect(again.body.blocks[0]).toMatchObject({ height, actionCountComplete: true });
+    const missing = await call(`${urls.scan}/api/v1/dex/search?q=${height + 2}`);
+    expect(missing.body.blocks).toEqual([]);
+  });
+
+  it('lists new failed transactions first, newest first', async () => {
+    const { urls, token } = devnet();
+    const added: string[] = [];
+    while (added.length < 2) added.push(...devnet().advance(1).failedTxs);
+    const { body } = await call(`${urls.explorer}/api/v1/transaction/failed-24h?pagination.page_size=5`, {
+      headers: bearer(token),
+    });
+    const items = (body.data.transactions ?? body.data.data) as { hash: string }[];
+    expect(items.slice(0, added.length).map((tx) => tx.hash)).toEqual([...added].reverse());
+  });
+
+  it('answers the validator set as it moved, and statistics that follow it', async () => {
+    const { urls } = devnet();
+    const before = await validatorList(urls.stake);
+    let moved: string[] = [];
+    while (moved.length === 0) moved = devnet().advance(1).validators;
+    const after = await validatorList(urls.stake);
+    const key = (v: { operatorAddress: string }) => devnet().stakeAddress(v.operatorAddress);
+    const changed = after.validators.filter((v) => {
+      const was = before.validators.find((w) => w.operatorAddress === v.operatorAddress);
+      return JSON.stringify(was) !== JSON.stringify(v);
+    });
+    expect(changed.map((v) => v.operatorAddress).sort()).toEqual(
+      moved.map((v) => key({ operatorAddress: v })).sort(),
+    );
+    expect(after.statistics.timestamp).not.toBe(before.statistics.timestamp);
+  });
+
+  it('moves on through its control endpoint, and accepts the tokens granted to it', async () => {
+    const { urls } = devnet();
+    const height = devnet().data.blocks.count;
+    const res = await call(`${urls.scan}/_devnet/advance?blocks=2`, { method: 'POST' });
+    expect(res.status).toBe(200);
+    expect(res.body.heights).toEqual([height + 1, height + 2]);
+    const refused = await call(`${urls.scan}/_devnet/advance?blocks=0`, { method: 'POST' });
+    expect(refused.status).toBe(400);
+
+    const failed = `${urls.explorer}/api/v1/transaction/failed-24h?pagination.page_size=1`;
+    expect((await call(failed, { headers: bearer('second-caller') })).status).toBe(401);
+    devnet().grantToken('second-caller');
+    expect((await call(failed, { headers: bearer('second-caller') })).status).toBe(200);
+    devnet().revokeToken('second-caller');
+    expect((await call(failed, { headers: bearer('second-caller') })).status).toBe(401);
+  });
+});
