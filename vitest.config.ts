@@ -13,6 +13,7 @@ const DOMAIN_TESTS = [
   'test/gateway/partial.test.ts',
   'test/gateway/operations.test.ts',
   'test/gateway/paging.test.ts',
+  'test/gateway/live.test.ts',
 ];
 
 const variant = (

@@ -66,7 +66,24 @@ export interface Config {
   cors: CorsConfig;
   tracing: TracingConfig;
   scale: ScaleConfig;
+  live: LiveConfig;
   devnet: DevnetConfig;
+}
+
+/** Live updates (contract.md §6): subscriptions over SSE, fed by polling the upstreams. */
+export interface LiveConfig {
+  /** LIVE_POLL_MS: from the end of one poll of a source to the start of the next. */
+  pollMs: number;
+  /** LIVE_LEASE_MS: with REDIS_URL, how long a poller's lease lives unless renewed. */
+  leaseMs: number;
+  /** LIVE_BACKLOG: events waiting for one subscriber before it is cut off. */
+  backlog: number;
+  /** LIVE_CATCH_UP: the most new blocks one poll delivers (the rest on the next). */
+  catchUp: number;
+  /** MAX_SUBSCRIPTIONS: streams open per process. */
+  maxSubscriptions: number;
+  /** MAX_SUBSCRIPTIONS_PER_CLIENT: streams open per client (the rate limit's client identity). */
+  maxSubscriptionsPerClient: number;
 }
 
 /**
@@ -272,12 +289,30 @@ function tracing(env: Env): TracingConfig {
   });
 }
 
-function serverLimits(env: Env): ServerLimits {
+function live(env: Env): LiveConfig {
+  const pollMs = int(env, 'LIVE_POLL_MS', 2_000, 10, 3_600_000);
+  const config = {
+    pollMs,
+    leaseMs: int(env, 'LIVE_LEASE_MS', Math.max(10_000, 3 * pollMs), 100, 3_600_000),
+    backlog: int(env, 'LIVE_BACKLOG', 1_000, 1, 100_000),
+    catchUp: int(env, 'LIVE_CATCH_UP', 20, 1, 1_000),
+    maxSubscriptions: int(env, 'MAX_SUBSCRIPTIONS', 10_000, 0, 1_000_000),
+    maxSubscriptionsPerClient: int(env, 'MAX_SUBSCRIPTIONS_PER_CLIENT', 20, 0, 1_000_000),
+  };
+  // A holder renews its lease at each poll: a lease shorter than two polls would lapse between them.
+  if (config.leaseMs < 2 * pollMs) throw new ConfigError('LIVE_LEASE_MS must be at least twice LIVE_POLL_MS');
+  // One poll may bring LIVE_CATCH_UP blocks at once: a reader keeping up must never look stalled.
+  if (config.backlog < config.catchUp) throw new ConfigError('LIVE_BACKLOG must be at least LIVE_CATCH_UP');
+  return Object.freeze(config);
+}
+
+function serverLimits(env: Env, streams: number): ServerLimits {
   const limits = {
     headersTimeoutMs: int(env, 'HEADERS_TIMEOUT_MS', 15_000, 100, 3_600_000),
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000),
     keepAliveTimeoutMs: int(env, 'KEEP_ALIVE_TIMEOUT_MS', 5_000, 100, 3_600_000),
-    maxConnections: int(env, 'MAX_CONNECTIONS', 1_024, 1, 1_000_000),
+    // Ordinary requests' 1,024 beside every subscription stream a process may hold.
+    maxConnections: int(env, 'MAX_CONNECTIONS', 1_024 + streams, 1, 10_000_000),
   };
   // node:http checks both timeouts on the same clock and refuses a request timeout below the headers'.
   if (limits.requestTimeoutMs < limits.headersTimeoutMs)
@@ -407,7 +442,7 @@ export function loadConfig(env: Env = process.env): Config {
     responseCacheEntries: int(env, 'RESPONSE_CACHE_ENTRIES', 2_000, 1, 1_000_000),
     limits: limits(env),
     documents: documents(env),
-    server: serverLimits(env),
+    server: serverLimits(env, live(env).maxSubscriptions),
     persistedOperationsFile: env.PERSISTED_OPERATIONS || null,
     dialects: Object.freeze({
       explorerSuccessCodes: codes(env, 'EXPLORER_SUCCESS_CODES', Object.freeze([0, 200])),
@@ -421,6 +456,7 @@ export function loadConfig(env: Env = process.env): Config {
     }),
     tracing: tracing(env),
     scale: scale(env),
+    live: live(env),
     devnet: loadDevnetConfig(env),
   });
 }

@@ -33,8 +33,8 @@ export class GatewayError extends GraphQLError {
 export const badUserInput = (argument: string, message: string): GatewayError =>
   new GatewayError(message, 'BAD_USER_INPUT', { argument });
 
-export const unauthenticated = (message: string): GatewayError =>
-  new GatewayError(message, 'UNAUTHENTICATED');
+export const unauthenticated = (message: string, extensions: Record<string, unknown> = {}): GatewayError =>
+  new GatewayError(message, 'UNAUTHENTICATED', extensions);
 
 const UPSTREAM_LABEL: Record<UpstreamName, string> = {
   scan: 'search service',

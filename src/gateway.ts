@@ -8,6 +8,7 @@ import { PublicResponseCache } from './graphql/plugins/response-cache.js';
 import { createGatewayYoga, type GatewayYoga } from './graphql/yoga.js';
 import { CorsPolicy } from './http/answer.js';
 import { createRequestListener } from './http/fast-path.js';
+import { LiveUpdates } from './live/index.js';
 import { GatewayMetrics } from './ops/metrics.js';
 import type { Telemetry } from './ops/request-trace.js';
 import { RedisStore } from './scale/redis.js';
@@ -39,6 +40,7 @@ export type GatewaySettings = Pick<
   | 'dialects'
   | 'cors'
   | 'scale'
+  | 'live'
 >;
 
 export interface GatewayOptions extends GatewaySettings {
@@ -63,6 +65,10 @@ export interface Gateway {
   upstreams: Upstreams;
   /** The per-client rate limit; null when RATE_LIMIT_POINTS is 0. */
   rateLimit: RateLimit | null;
+  /** Live updates: the subscription streams of this process and their pollers. */
+  live: LiveUpdates;
+  /** Completes every subscription stream (the start of a drain): nothing else stays open. */
+  drain(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -162,15 +168,24 @@ export function createGateway(options: GatewayOptions): Gateway {
   const responses = responseCacheFor(options, metrics, shared);
   metrics.watchDocumentCaches(() => ({ ...documents.size(), responses: responses?.size() ?? 0 }));
   const cors = new CorsPolicy(options.cors);
+  const validatorCache = validatorCacheFor(options, upstreams, metrics, shared);
+  const live = new LiveUpdates(options.live, {
+    upstreams,
+    metrics,
+    logger: telemetry.logger,
+    redis: redis && shared ? { store: redis, prefix: shared.prefix } : null,
+    validatorsRead: (list) => validatorCache.refresh(list),
+  });
   const yoga = createGatewayYoga(options, {
     telemetry,
     cors,
     upstreams,
-    validatorCache: validatorCacheFor(options, upstreams, metrics, shared),
+    validatorCache,
     redis,
     rateLimit,
     documents,
     responses,
+    live,
   });
   return {
     yoga,
@@ -184,7 +199,10 @@ export function createGateway(options: GatewayOptions): Gateway {
     ),
     upstreams,
     rateLimit,
+    live,
+    drain: () => live.close(),
     close: async () => {
+      await live.close();
       await Promise.all([upstreams.close(), redis?.close()]);
     },
   };

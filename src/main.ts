@@ -103,11 +103,15 @@ async function serve(config: Config, { worker, devnet, onDevnet, drainMs }: Serv
   // A worker's port is the primary's, which prints the banner once all workers listen.
   if (!worker) printBanner(config, (server.address() as AddressInfo).port, onDevnet);
 
-  const stop = drainOnce(server, drainMs, worker, async () => {
-    logger.flush();
-    await gateway.close();
-    await devnet?.close();
-    await stopTracing();
+  const stop = drainOnce(server, drainMs, worker, {
+    // Subscription streams complete at once: they would otherwise hold the drain to its deadline.
+    begin: () => void gateway.drain(),
+    close: async () => {
+      logger.flush();
+      await gateway.close();
+      await devnet?.close();
+      await stopTracing();
+    },
   });
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
@@ -115,20 +119,29 @@ async function serve(config: Config, { worker, devnet, onDevnet, drainMs }: Serv
 }
 
 /**
- * The drain, at most once whatever asks for it: stop accepting, finish what is in flight, close
- * the gateway, exit 0; whatever still runs after `drainMs` is cut off and the process exits 1.
+ * The drain, at most once whatever asks for it: stop accepting, complete every subscription
+ * stream, finish what is in flight, close the gateway, exit 0; whatever still runs after `drainMs` is cut off and the process exits 1.
  */
-function drainOnce(server: Server, drainMs: number, worker: WorkerLink | null, close: () => Promise<void>) {
+function drainOnce(
+  server: Server,
+  drainMs: number,
+  worker: WorkerLink | null,
+  steps: { begin(): void; close(): Promise<void> },
+) {
   let stopping = false;
   return (signal: string) => {
     if (stopping) return;
     stopping = true;
+    steps.begin();
     // close() stops accepting and calls back once in-flight requests have finished.
     server.close(async () => {
-      await close();
+      await steps.close();
       process.exit(0);
     });
     server.closeIdleConnections();
+    // A connection whose request or stream ends during the drain closes as soon as it is idle,
+    // rather than after its keep-alive timeout.
+    setInterval(() => server.closeIdleConnections(), 100).unref();
     // Printed once the listening socket is closed: from this line on, new connections are refused
     // (in a worker: handed to the others; the primary closes the port once every worker has).
     console.log(

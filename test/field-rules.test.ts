@@ -86,6 +86,7 @@ describe('rules declared on the fields', () => {
       'Query.contractsBySymbol': { explorerToken: true },
       'Query.failedTransactions': { explorerToken: true },
       'Mutation.updateBuybackRound': { callerToken: true },
+      'Subscription.failedTransactionAdded': { explorerToken: true },
     });
     // Every write needs the caller's own token, never the server's.
     const writes = Object.keys(schema.getMutationType()?.getFields() ?? {});

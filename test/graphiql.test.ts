@@ -29,7 +29,8 @@ function tempDir(): URL {
   return pathToFileURL(`${dir}/`);
 }
 
-const operationName = (query: string | null) => /^(?:query|mutation) (\w+)/m.exec(query ?? '')?.[1];
+const operationName = (query: string | null) =>
+  /^(?:query|mutation|subscription) (\w+)/m.exec(query ?? '')?.[1];
 
 describe('GraphiQL tabs', () => {
   it('opens a tab per operation of operations/, with `{}` and a placeholder token off the devnet', async () => {

@@ -32,6 +32,68 @@ const appended = <T extends Float64Array | Int32Array | Uint8Array>(column: T, v
   return grown;
 };
 
+/**
+ * The columns of the blocks and transactions one advance adds, appended to the data's columns at
+ * once when it ends (a column is copied once per advance, not once per block).
+ */
+class Batch {
+  private readonly blocks = {
+    time: [] as number[],
+    firstTx: [] as number[],
+    txCount: [] as number[],
+    proposer: [] as number[],
+  };
+  private readonly txs = {
+    height: [] as number[],
+    actionIndex: [] as number[],
+    initiator: [] as number[],
+    type: [] as number[],
+    failure: [] as number[],
+  };
+  lastTime: number;
+  nextHeight: number;
+  private txCount: number;
+
+  constructor(private readonly data: DevnetData) {
+    this.lastTime = data.blocks.time[data.blocks.count - 1] as number;
+    this.nextHeight = data.blocks.count + 1;
+    this.txCount = data.txs.count;
+  }
+
+  block(time: number, txCount: number, proposer: number): void {
+    this.blocks.time.push(time);
+    this.blocks.firstTx.push(this.txCount);
+    this.blocks.txCount.push(txCount);
+    this.blocks.proposer.push(proposer);
+    this.lastTime = time;
+    this.nextHeight++;
+  }
+
+  tx(height: number, actionIndex: number, initiator: number, type: number, failure: number): void {
+    this.txs.height.push(height);
+    this.txs.actionIndex.push(actionIndex);
+    this.txs.initiator.push(initiator);
+    this.txs.type.push(type);
+    this.txs.failure.push(failure);
+    this.txCount++;
+  }
+
+  commit(): void {
+    const { blocks, txs } = this.data;
+    blocks.time = appended(blocks.time, this.blocks.time);
+    blocks.firstTx = appended(blocks.firstTx, this.blocks.firstTx);
+    blocks.txCount = appended(blocks.txCount, this.blocks.txCount);
+    blocks.proposer = appended(blocks.proposer, this.blocks.proposer);
+    blocks.count = this.nextHeight - 1;
+    txs.height = appended(txs.height, this.txs.height);
+    txs.actionIndex = appended(txs.actionIndex, this.txs.actionIndex);
+    txs.initiator = appended(txs.initiator, this.txs.initiator);
+    txs.type = appended(txs.type, this.txs.type);
+    txs.failure = appended(txs.failure, this.txs.failure);
+    txs.count = this.txCount;
+  }
+}
+
 export class DevnetChain {
   private readonly rng: Rng;
 
@@ -42,15 +104,17 @@ export class DevnetChain {
   /** Appends `blocks` blocks, moving the validator set along with each. */
   advance(blocks = 1): Advance {
     const advance: Advance = { heights: [], failedTxs: [], validators: [] };
+    const batch = new Batch(this.data);
     for (let i = 0; i < blocks; i++) {
-      this.appendBlock(advance);
-      const moved = this.moveValidators();
+      this.appendBlock(batch, advance);
+      const moved = this.moveValidators(batch.lastTime);
       if (moved.length > 0) {
         this.data.validatorRevision++;
         advance.validators.push(...moved.filter((v) => !advance.validators.includes(v)));
-        this.refreshStatistics();
+        this.refreshStatistics(batch.lastTime);
       }
     }
+    batch.commit();
     return advance;
   }
 
@@ -68,48 +132,33 @@ export class DevnetChain {
     return active.at(-1)?.i ?? 0;
   }
 
-  private appendBlock(advance: Advance): void {
-    const { blocks, txs, addresses, contracts } = this.data;
+  private appendBlock(batch: Batch, advance: Advance): void {
+    const { txs, addresses, contracts } = this.data;
     const rng = this.rng;
-    const height = blocks.count + 1;
-    const time =
-      (blocks.time[blocks.count - 1] as number) + rng.int(BLOCK_INTERVAL_S.min, BLOCK_INTERVAL_S.max);
+    const height = batch.nextHeight;
+    const time = batch.lastTime + rng.int(BLOCK_INTERVAL_S.min, BLOCK_INTERVAL_S.max);
     const count = rng.int(0, 11);
     const accounts = addresses.length - contracts.length;
-    const column = { height: [] as number[], index: [] as number[], initiator: [] as number[] };
-    const type: number[] = [];
-    const failure: number[] = [];
+    batch.block(time, count, this.proposer());
     for (let k = 0; k < count; k++) {
-      txs.hash.push(`0x${rng.hex(64)}`);
-      column.height.push(height);
-      column.index.push(k);
-      column.initiator.push(rng.int(0, accounts - 1));
-      type.push(rng.int(0, TX_TYPES.length - 1));
+      const hash = `0x${rng.hex(64)}`;
+      txs.hash.push(hash);
+      const initiator = rng.int(0, accounts - 1);
+      const type = rng.int(0, TX_TYPES.length - 1);
       const failed = rng.chance(LIVE_FAILURE_RATE);
-      failure.push(failed ? rng.int(1, FAILURES.length) : 0);
-      if (failed) advance.failedTxs.push(txs.hash[txs.count + k] as string);
+      batch.tx(height, k, initiator, type, failed ? rng.int(1, FAILURES.length) : 0);
+      if (failed) advance.failedTxs.push(hash);
     }
-    blocks.hash.push(`0x${rng.hex(64)}`);
-    blocks.time = appended(blocks.time, [time]);
-    blocks.firstTx = appended(blocks.firstTx, [txs.count]);
-    blocks.txCount = appended(blocks.txCount, [count]);
-    blocks.proposer = appended(blocks.proposer, [this.proposer()]);
-    blocks.count = height;
-    txs.height = appended(txs.height, column.height);
-    txs.actionIndex = appended(txs.actionIndex, column.index);
-    txs.initiator = appended(txs.initiator, column.initiator);
-    txs.type = appended(txs.type, type);
-    txs.failure = appended(txs.failure, failure);
-    txs.count += count;
+    this.data.blocks.hash.push(`0x${rng.hex(64)}`);
     advance.heights.push(height);
   }
 
   /** Moves the validator set by one block: the operator addresses of those that changed. */
-  private moveValidators(): string[] {
+  private moveValidators(blockTime: number): string[] {
     const { validators } = this.data;
     const rng = this.rng;
     const changed: ValidatorRecord[] = [];
-    const at = iso((this.data.blocks.time[this.data.blocks.count - 1] as number) * 1000);
+    const at = iso(blockTime * 1000);
     // Half the blocks see a delegation or an undelegation of 0.1 to 2 % of a validator's tokens.
     if (rng.chance(0.5)) {
       const v = rng.pick(validators);
@@ -140,14 +189,14 @@ export class DevnetChain {
   }
 
   /** The statistics after the validator set moved: counts and the stake of the active set. */
-  private refreshStatistics(): void {
-    const { validators, statistics, blocks } = this.data;
+  private refreshStatistics(blockTime: number): void {
+    const { validators, statistics } = this.data;
     const active = validators.filter((v) => v.status === VALIDATOR_STATUS.bonded && !v.jailed);
     statistics.consensus_validators = String(
       validators.filter((v) => v.status === VALIDATOR_STATUS.bonded).length,
     );
     statistics.active_validators = String(active.length);
     statistics.total_staked_amount = String(active.reduce((sum, v) => sum + BigInt(v.tokens), 0n));
-    statistics.timestamp = iso((blocks.time[blocks.count - 1] as number) * 1000);
+    statistics.timestamp = iso(blockTime * 1000);
   }
 }

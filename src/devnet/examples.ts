@@ -20,6 +20,11 @@ export function exampleVariables(data: DevnetData): Record<string, Record<string
     DelegatorPortfolio: { delegator, page: 1, pageSize: 20 },
     ContractsBySymbol: { symbol: contracts[0]?.symbol, pageSize: 10 },
     FailedTransactions: { pageSize: 20 },
+    // Subscriptions: the whole validator set when no address is given.
+    BlockAdded: {},
+    FailedTransactionAdded: {},
+    ValidatorUpdated: {},
+    ValidatorStatisticsUpdated: {},
     UpdateBuybackRound: {
       input: { roundId: pending?.round_id, totalSlots: (pending?.total_slots ?? 0) + 10 },
     },

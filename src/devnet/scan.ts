@@ -56,8 +56,8 @@ class SearchIndex {
   /** Indexes the blocks and transactions added since the last search. */
   private sync(): void {
     const { blocks, txs } = this.data;
-    for (let i = this.indexed.blocks; i < blocks.count; i++) this.blockIndex.add(blocks.hash[i] as string, i);
-    for (let i = this.indexed.txs; i < txs.count; i++) this.txIndex.add(txs.hash[i] as string, i);
+    this.blockIndex.addAll(blocks.hash.slice(this.indexed.blocks, blocks.count), this.indexed.blocks);
+    this.txIndex.addAll(txs.hash.slice(this.indexed.txs, txs.count), this.indexed.txs);
     this.indexed = { blocks: blocks.count, txs: txs.count };
   }
 

@@ -4,7 +4,7 @@
  * added as the chain moves on are inserted in order.
  */
 export class SortedIndex {
-  private readonly keys: string[];
+  private keys: string[];
   private ids: Int32Array;
 
   constructor(keys: readonly string[]) {
@@ -28,15 +28,28 @@ export class SortedIndex {
     return lo;
   }
 
-  /** Adds row `id` under `key`, in key order. */
-  add(key: string, id: number): void {
-    const at = this.lowerBound(key);
-    this.keys.splice(at, 0, key);
-    const ids = new Int32Array(this.ids.length + 1);
-    ids.set(this.ids.subarray(0, at));
-    ids[at] = id;
-    ids.set(this.ids.subarray(at), at + 1);
-    this.ids = ids;
+  /** Adds rows `first`, `first` + 1, … under `keys`, merged into key order in one pass. */
+  addAll(keys: readonly string[], first: number): void {
+    if (keys.length === 0) return;
+    const added = keys.map((key, i) => ({ key, id: first + i })).sort((a, b) => (a.key < b.key ? -1 : 1));
+    const mergedKeys: string[] = [];
+    const mergedIds = new Int32Array(this.keys.length + added.length);
+    let i = 0;
+    let j = 0;
+    while (i < this.keys.length || j < added.length) {
+      const next = added[j];
+      if (next && (i === this.keys.length || next.key < (this.keys[i] as string))) {
+        mergedIds[mergedKeys.length] = next.id;
+        mergedKeys.push(next.key);
+        j++;
+      } else {
+        mergedIds[mergedKeys.length] = this.ids[i] as number;
+        mergedKeys.push(this.keys[i] as string);
+        i++;
+      }
+    }
+    this.keys = mergedKeys;
+    this.ids = mergedIds;
   }
 
   /** Position of the row whose key is exactly `key`, or -1. */

@@ -1,3 +1,4 @@
+import type { LiveUpdates, StreamOptions } from '../live/index.js';
 import type { Loaders } from './loaders.js';
 
 /** What every resolver of one GraphQL request sees. */
@@ -11,6 +12,10 @@ export interface Context {
   maxComplexity: number;
   /** Counts an upstream enum value the graph answered as UNSPECIFIED (see /metrics). */
   unknownEnumValue(enumName: string): void;
+  /** The gateway's live updates, where subscription fields open their streams. */
+  live: LiveUpdates;
+  /** What a subscription stream of this request needs: how to close its connection. */
+  stream: StreamOptions;
 }
 
 /** The token of an `Authorization: Bearer <token>` header; null for no header or another scheme. */

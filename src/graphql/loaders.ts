@@ -69,6 +69,13 @@ export class ValidatorCache {
     ) => Promise<{ value: ValidatorList; ttlMs: number }>,
   ) {}
 
+  /** A list just read by someone else (the live poller, every LIVE_POLL_MS): kept as a fresh entry. */
+  refresh(list: ValidatorList): void {
+    if (this.ttlMs === 0) return;
+    const directory = new ValidatorDirectory(list);
+    this.entry = { expires: this.now() + this.ttlMs, value: Promise.resolve(directory), settled: directory };
+  }
+
   get(fetch: () => Promise<ValidatorList>): ValidatorDirectory | Promise<ValidatorDirectory> {
     if (this.ttlMs === 0) return fetch().then((list) => new ValidatorDirectory(list));
     const entry = this.entry;
@@ -130,6 +137,25 @@ export class Loaders {
   private directory?: ValidatorDirectory | Promise<ValidatorDirectory>;
 
   constructor(private readonly deps: LoaderDeps) {}
+
+  /** The request's abort signal and trace, for an upstream call made outside a loader. */
+  get scope(): CallScope {
+    return this.deps.scope;
+  }
+
+  /**
+   * Starts afresh: what the request's loaders remembered is forgotten. A subscription resolves each
+   * event as a request of its own, so that a stream open for hours neither grows nor answers from
+   * data read for an earlier event.
+   */
+  renew(): void {
+    this.suggestionsLoader = undefined;
+    this.searchLoader = undefined;
+    this.delegationsLoader = undefined;
+    this.contractsLoader = undefined;
+    this.failedLoader = undefined;
+    this.directory = undefined;
+  }
 
   get suggestions(): DataLoader<string, Suggestions> {
     const { upstreams, scope } = this.deps;

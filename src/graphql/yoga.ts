@@ -1,8 +1,9 @@
-import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
+import type { ServerResponse } from 'node:http';
 import { createYoga, maskError, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { GatewayOptions } from '../gateway.js';
 import { type CorsPolicy, useAnswers } from '../http/answer.js';
 import { useOperationalEndpoints } from '../http/endpoints.js';
+import type { LiveUpdates } from '../live/index.js';
 import { yogaLogger } from '../ops/logger.js';
 import { type Telemetry, traceOf } from '../ops/request-trace.js';
 import type { RedisStore } from '../scale/redis.js';
@@ -12,11 +13,13 @@ import { bearerToken, type Context } from './context.js';
 import { EXAMPLE_QUERY, graphiqlPageOptions } from './graphiql.js';
 import { Loaders, type ValidatorCache } from './loaders.js';
 import { usePricing } from './plugins/cost.js';
+import { useCsrfPrevention } from './plugins/csrf.js';
 import { limitPlugins } from './plugins/limits.js';
 import { usePersistedOnly } from './plugins/persisted.js';
 import type { DocumentCache } from './plugins/prepared.js';
 import type { RateLimit } from './plugins/rate-limit.js';
 import type { PublicResponseCache } from './plugins/response-cache.js';
+import { useSubscriptionLimits } from './plugins/subscriptions.js';
 import { operationLabeler, useTelemetry } from './plugins/telemetry.js';
 
 export type GatewayYoga = YogaServerInstance<Record<string, unknown>, Context>;
@@ -31,6 +34,7 @@ export interface YogaParts {
   rateLimit: RateLimit | null;
   documents: DocumentCache;
   responses: PublicResponseCache | null;
+  live: LiveUpdates;
 }
 
 /**
@@ -55,12 +59,13 @@ function pipeline(options: GatewayOptions, parts: YogaParts): Plugin[] {
       metrics: parts.telemetry.metrics,
       scrape: options.scrapeMetrics,
       redis: parts.redis,
+      live: parts.live,
     }),
     ...(persisted ? [usePersistedOnly(persisted)] : []),
-    // A request must carry a header a plain HTML form cannot set (content-type application/json
-    // counts), so that a cross-site form POST cannot act with a visitor's cookies.
-    useCSRFPrevention({ requestHeaders: ['x-graphql-csrf', 'apollo-require-preflight'] }),
+    useCsrfPrevention(),
     ...limitPlugins(options.limits, options),
+    // A subscription takes a place among the streams of its client and of the process, or is refused.
+    useSubscriptionLimits(options.live, options.scale.trustProxy, parts.telemetry.metrics),
     // Before execution (and before the response cache): every operation is priced, refused over
     // MAX_COMPLEXITY, and charged its cost to its client's budget.
     usePricing(parts.rateLimit),
@@ -100,7 +105,7 @@ export function createGatewayYoga(options: GatewayOptions, parts: YogaParts): Ga
       : false,
     maskedErrors: { maskError: maskGatewayError },
     logging: yogaLogger(telemetry.logger),
-    context: ({ request }): Context => ({
+    context: ({ request, res }): Context => ({
       callerToken: bearerToken(request.headers.get('authorization')),
       explorerToken: options.explorerToken,
       loaders: new Loaders({
@@ -110,6 +115,9 @@ export function createGatewayYoga(options: GatewayOptions, parts: YogaParts): Ga
       }),
       maxComplexity: options.limits.complexity,
       unknownEnumValue,
+      live: parts.live,
+      // A subscriber that stops reading is cut off: its connection closed (live/hub.ts).
+      stream: { cut: () => (res as ServerResponse | undefined)?.destroy() },
     }),
     plugins: pipeline(options, parts),
   });

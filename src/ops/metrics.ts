@@ -91,6 +91,35 @@ export class GatewayMetrics {
     help: 'Connections closed on arrival because MAX_CONNECTIONS sockets were open.',
     registers: [this.registry],
   });
+  private readonly polls = new Counter({
+    name: 'live_polls_total',
+    help: 'Live-update polls of each source (blocks, validators, failed), by result: ok, error (the upstream failed: no event, the gap filled by the next good poll), elsewhere (another instance holds the source).',
+    labelNames: ['source', 'result'] as const,
+    registers: [this.registry],
+  });
+  private readonly liveEvents = new Counter({
+    name: 'live_events_total',
+    help: 'Live-update events found by this process’s polls, by source.',
+    labelNames: ['source'] as const,
+    registers: [this.registry],
+  });
+  private readonly delivery = new Histogram({
+    name: 'live_delivery_seconds',
+    help: 'Delay from a poll’s answer to an event’s delivery to one subscriber’s stream.',
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [this.registry],
+  });
+  private readonly cut = new Counter({
+    name: 'live_subscribers_cut_total',
+    help: 'Subscription streams cut off because their client stopped reading (LIVE_BACKLOG events waiting).',
+    registers: [this.registry],
+  });
+  /** Subscription streams open in this process. */
+  readonly subscriptions = new Gauge({
+    name: 'graphql_subscriptions_active',
+    help: 'GraphQL subscription streams open (MAX_SUBSCRIPTIONS at most per process).',
+    registers: [this.registry],
+  });
   readonly inFlight = new Gauge({
     name: 'http_requests_in_flight',
     help: 'HTTP requests being answered.',
@@ -188,6 +217,22 @@ export class GatewayMetrics {
       (s) => s.doorkeeper,
     );
     gauge('graphql_response_cache_entries', 'Public answers held by the response cache.', (s) => s.responses);
+  }
+
+  observePoll(source: string, result: 'ok' | 'error' | 'elsewhere'): void {
+    this.child(`p\0${source}\0${result}`, () => this.polls.labels(source, result)).inc();
+  }
+
+  observeLiveEvents(source: string, count: number): void {
+    if (count > 0) this.child(`l\0${source}`, () => this.liveEvents.labels(source)).inc(count);
+  }
+
+  observeDelivery(seconds: number): void {
+    this.delivery.observe(seconds);
+  }
+
+  observeCut(): void {
+    this.cut.inc();
   }
 
   observeRateLimited(): void {

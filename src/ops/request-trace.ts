@@ -1,9 +1,16 @@
 import { randomFillSync, randomUUID } from 'node:crypto';
-import { type Context, trace as otelTrace, type Span } from '@opentelemetry/api';
+import { type Context, trace as otelTrace, ROOT_CONTEXT, type Span } from '@opentelemetry/api';
 import type { ExecutionResult, GraphQLError } from 'graphql';
 import type { Logger } from 'pino';
 import type { GatewayMetrics } from './metrics.js';
-import { callerContext, endServerSpan, type HeaderGetter, startServerSpan } from './tracing.js';
+import {
+  callerContext,
+  endPollSpan,
+  endServerSpan,
+  type HeaderGetter,
+  startPollSpan,
+  startServerSpan,
+} from './tracing.js';
 
 /**
  * What the gateway knows about one HTTP request while it runs: its request id (the caller's
@@ -110,4 +117,34 @@ export function recordResult(trace: RequestTrace, result: ExecutionResult): void
   if (!('data' in result) || result.data === undefined) trace.outcome = 'invalid';
   else
     trace.outcome = result.data && Object.values(result.data).some((v) => v !== null) ? 'partial' : 'error';
+}
+
+/**
+ * The trace of one live poll (live/poller.ts): its own request id (`live-<source>-<pid>-<n>`, sent
+ * to the upstreams as any request's, so that an upstream's log tells which process polled) and,
+ * with tracing on, a span of its own that the upstream calls of the poll continue.
+ */
+export function startPollTrace(source: string, poll: number): RequestTrace {
+  const requestId = `live-${source}-${process.pid}-${poll}`;
+  const span = startPollSpan(source, requestId);
+  return {
+    requestId,
+    traceId: span?.spanContext().traceId ?? randomHex(16),
+    context: span ? otelTrace.setSpan(ROOT_CONTEXT, span) : ROOT_CONTEXT,
+    span,
+    start: performance.now(),
+    operation: `live.${source}`,
+    outcome: 'ok',
+    errorCodes: [],
+    upstreamCalls: 0,
+  };
+}
+
+/** Ends a poll's trace: its span, with the contract code of its failure. */
+export function finishPollTrace(trace: RequestTrace, error: Error | null): void {
+  if (!trace.span) return;
+  const code = error
+    ? String((error as { extensions?: { code?: unknown } }).extensions?.code ?? 'INTERNAL_SERVER_ERROR')
+    : null;
+  endPollSpan(trace.span, code);
 }

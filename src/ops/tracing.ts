@@ -93,6 +93,24 @@ export function startServerSpan(parent: Context, requestId: string): Span | null
   );
 }
 
+/** The span of one live poll (live/poller.ts), a root of its own; null when tracing is off. */
+export function startPollSpan(source: string, requestId: string): Span | null {
+  if (!sdk) return null;
+  return tracer.startSpan('live.poll', {
+    kind: SpanKind.INTERNAL,
+    attributes: { 'live.source': source, 'request.id': requestId },
+  });
+}
+
+/** Ends a poll's span, with the contract code of its failure if it failed. */
+export function endPollSpan(span: Span, errorCode: string | null): void {
+  if (errorCode) {
+    span.setAttribute('error.type', errorCode);
+    span.setStatus({ code: SpanStatusCode.ERROR, message: errorCode });
+  }
+  span.end();
+}
+
 /** Ends a request's server span with its HTTP status and the contract codes it answered. */
 export function endServerSpan(span: Span, status: number, codes: readonly string[]): void {
   span.setAttribute('http.response.status_code', status);

@@ -43,12 +43,16 @@ export const builder = new SchemaBuilder<GatewayTypes>({
       callerToken: ctx.callerToken !== null,
       explorerToken: (ctx.callerToken ?? ctx.explorerToken) !== null,
     }),
-    // Without the token a field needs, it answers UNAUTHENTICATED and calls no upstream.
+    // A subscription's scopes are checked once, when it starts, not at each event.
+    authorizeOnSubscribe: true,
+    // Without the token a field needs, it answers UNAUTHENTICATED and calls no upstream; a
+    // subscription gets no stream (HTTP 401, so that an EventSource does not retry).
     unauthorizedError: (_parent, _ctx, info, result) =>
       unauthenticated(
         'scope' in result.failure && result.failure.scope === 'callerToken'
           ? `${info.fieldName} needs an \`Authorization: Bearer <token>\` header.`
           : 'This field needs an `Authorization: Bearer <token>` header.',
+        info.parentType.name === 'Subscription' ? { http: { status: 401 } } : {},
       ),
   },
   complexity: {

@@ -75,7 +75,7 @@ const ContractRef = builder.objectRef<Contract>('Contract').implement({
   }),
 });
 
-const FailedTransactionRef = builder.objectRef<FailedTransaction>('FailedTransaction').implement({
+export const FailedTransactionRef = builder.objectRef<FailedTransaction>('FailedTransaction').implement({
   description: 'A transaction that failed. Fields the explorer did not send are null.',
   fields: (t) => ({
     hash: t.exposeString('hash', { nullable: true, description: 'The transaction hash.' }),

@@ -6,5 +6,6 @@ import './chain.js';
 import './search.js';
 import './explorer.js';
 import './buyback.js';
+import './live.js';
 
 export const schema = builder.toSchema();

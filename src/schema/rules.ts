@@ -64,6 +64,19 @@ export const accountAddress = (argument: string): Rule =>
     ),
   );
 
+/** An address of any role (account, operator, consensus), `0x…` or bech32 of 20 bytes. */
+export const address = (argument: string): Rule =>
+  optional(
+    v.pipe(
+      v.string(),
+      ...textChecks(argument),
+      v.check(
+        (s) => decodeAddress(s) !== null,
+        `${argument} must be an address: 0x followed by 40 hexadecimal characters, or bech32 such as "biyavaloper1…".`,
+      ),
+    ),
+  );
+
 /** An integer of at least `min`: `height must be 1 or more; got 0.` */
 export const atLeast = (argument: string, min: number): Rule =>
   optional(

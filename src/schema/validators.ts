@@ -147,37 +147,45 @@ export const ValidatorRef = builder.objectRef<Validator>('Validator').implement(
   fields: (t) => ({ ...identityFields(t), ...performanceFields(t) }),
 });
 
-const ValidatorStatisticsRef = builder.objectRef<ValidatorStatistics>('ValidatorStatistics').implement({
-  description: 'Figures over the whole validator set.',
-  fields: (t) => ({
-    totalValidators: t.expose('totalValidators', { type: 'BigInt', description: 'Validators in the list.' }),
-    consensusValidators: t.expose('consensusValidators', {
-      type: 'BigInt',
-      description: 'Validators in the consensus set.',
+export const ValidatorStatisticsRef = builder
+  .objectRef<ValidatorStatistics>('ValidatorStatistics')
+  .implement({
+    description: 'Figures over the whole validator set.',
+    fields: (t) => ({
+      totalValidators: t.expose('totalValidators', {
+        type: 'BigInt',
+        description: 'Validators in the list.',
+      }),
+      consensusValidators: t.expose('consensusValidators', {
+        type: 'BigInt',
+        description: 'Validators in the consensus set.',
+      }),
+      activeValidators: t.expose('activeValidators', {
+        type: 'BigInt',
+        description: 'Validators bonded and not jailed.',
+      }),
+      totalStakedAmount: t.expose('totalStakedAmount', {
+        type: 'Amount',
+        description: 'Tokens staked with active validators, in base units (18 decimals).',
+      }),
+      rewards24h: t.expose('rewards24h', {
+        type: 'Amount',
+        description: 'Staking rewards paid over the last 24 hours, in base units (18 decimals).',
+      }),
+      annualizedRewardRate: t.expose('annualizedRewardRate', {
+        type: 'Decimal',
+        description: 'The reward rate per year, as a fraction (0.12 is 12 % a year).',
+      }),
+      slashingEvents24h: t.expose('slashingEvents24h', {
+        type: 'BigInt',
+        description: 'Slashing events over the last 24 hours.',
+      }),
+      timestamp: t.expose('timestamp', {
+        type: 'DateTime',
+        description: 'When these figures were computed.',
+      }),
     }),
-    activeValidators: t.expose('activeValidators', {
-      type: 'BigInt',
-      description: 'Validators bonded and not jailed.',
-    }),
-    totalStakedAmount: t.expose('totalStakedAmount', {
-      type: 'Amount',
-      description: 'Tokens staked with active validators, in base units (18 decimals).',
-    }),
-    rewards24h: t.expose('rewards24h', {
-      type: 'Amount',
-      description: 'Staking rewards paid over the last 24 hours, in base units (18 decimals).',
-    }),
-    annualizedRewardRate: t.expose('annualizedRewardRate', {
-      type: 'Decimal',
-      description: 'The reward rate per year, as a fraction (0.12 is 12 % a year).',
-    }),
-    slashingEvents24h: t.expose('slashingEvents24h', {
-      type: 'BigInt',
-      description: 'Slashing events over the last 24 hours.',
-    }),
-    timestamp: t.expose('timestamp', { type: 'DateTime', description: 'When these figures were computed.' }),
-  }),
-});
+  });
 
 /** Validators page by the operator address of the last one seen (upstream-api.md 4.3). */
 const validatorCursor = addressCursor<Validator>(

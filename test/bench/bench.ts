@@ -17,6 +17,9 @@
  * gateway (WORKERS=1, core 0), WORKERS=2 (both cores, which it shares with the devnet and the load
  * generator: this machine has two) and WORKERS=1 with REDIS_URL (a redis-server started for the run,
  * on core 1), and reports each one's req/s as a ratio to the plain gateway's (out: scale.json).
+ *
+ * `--live` runs, instead, live updates under load (test/bench/live.ts): 1, 40 and --subscribers
+ * (default 10,000) `blockAdded` subscribers on one gateway, then 1,000 over two on Redis (out: live.json).
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -179,7 +182,7 @@ function startProcess(cores: number | string, args: string[], env: Record<string
   return { child, ready: ready.then(() => output) };
 }
 
-function ask<T>(child: ChildProcess, message: { type: string; ms?: number }): Promise<T> {
+function ask<T>(child: ChildProcess, message: { type: string; ms?: number; blocks?: number }): Promise<T> {
   return new Promise((resolvePromise) => {
     const onMessage = (reply: { type: string }) => {
       if (reply.type !== message.type) return;
@@ -191,10 +194,16 @@ function ask<T>(child: ChildProcess, message: { type: string; ms?: number }): Pr
   });
 }
 
-const upstreamTotal = async (devnet: ChildProcess) => {
-  const { counts } = await ask<{ counts: Record<string, number> }>(devnet, { type: 'counts' });
-  return Object.values(counts).reduce((a, b) => a + b, 0);
-};
+/** The devnet's requests so far, per service. */
+export const devnetCounts = async (devnet: ChildProcess) =>
+  (await ask<{ counts: Record<'scan' | 'explorer' | 'stake', number> }>(devnet, { type: 'counts' })).counts;
+
+const upstreamTotal = async (devnet: ChildProcess) =>
+  Object.values(await devnetCounts(devnet)).reduce((a, b) => a + b, 0);
+
+/** Moves the benchmark devnet's chain on by `blocks` blocks; what it added. */
+export const advanceDevnet = async (devnet: ChildProcess, blocks: number) =>
+  (await ask<{ advance: { heights: number[] } }>(devnet, { type: 'advance', blocks })).advance;
 
 /**
  * Stops the processes a run started and waits until each has exited (SIGKILL after 15 s): they
@@ -687,7 +696,9 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1
     ? 'scale'
     : process.argv.includes('--flood')
       ? 'flood'
-      : 'latest';
+      : process.argv.includes('--live')
+        ? 'live'
+        : 'latest';
   const out = resolve(ROOT, cliOption('out', `test/bench/results/${mode}.json`));
   if (mode === 'flood' && !process.argv.includes('--duration')) options.durationSec = 120;
   const result =
@@ -695,15 +706,19 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1
       ? await runScale(options)
       : mode === 'flood'
         ? await runFlood(options, console.log, cliOption('target', 'dist'))
-        : await runBenchmark(options);
+        : mode === 'live'
+          ? await (await import('./live.js')).runLive(Number(cliOption('subscribers', '10000')))
+          : await runBenchmark(options);
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
   const table =
-    'ratio' in result
-      ? `unique documents at ${result.ratio} of the repeated document's req/s; peak RSS ${result.peakRssMb} MB`
-      : 'peakRssMb' in result
-        ? formatTable(result)
-        : formatScaleTable(result);
+    'spreadMs' in result
+      ? `live: ${result.subscribers} subscribers, ${result.rssMbWithStreams} MB RSS, ${result.cpuUsPerDeliveredEvent} µs CPU per delivered event`
+      : 'ratio' in result
+        ? `unique documents at ${result.ratio} of the repeated document's req/s; peak RSS ${result.peakRssMb} MB`
+        : 'peakRssMb' in result
+          ? formatTable(result)
+          : formatScaleTable(result);
   console.log(`\n${table}\n\nfigures written to ${out}`);
   process.exit(0);
 }

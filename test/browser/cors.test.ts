@@ -44,6 +44,7 @@ beforeAll(async () => {
     EXPLORER_URL: explorer,
     STAKE_URL: stake,
     CORS_ORIGINS: `https://explorer.example,${allowed}`,
+    LIVE_POLL_MS: '50',
   });
   gateway = createGateway({ ...config, upstreamUrls: devnet.urls });
   http = await listen(gateway);
@@ -110,5 +111,58 @@ describe.runIf(hasChromium)('CORS in Chromium', () => {
     expect(outcome.failure).toMatch(/TypeError: Failed to fetch/);
     // The preflight was refused, so the browser never sent the POST: no upstream saw a call.
     expect(devnet.requests).toHaveLength(0);
+  });
+
+  it('lets a page of an allowed origin receive blockAdded through an EventSource', {
+    timeout: 60_000,
+  }, async () => {
+    const page: Page = await browser.newPage();
+    try {
+      await page.goto(allowed);
+      const polled = gateway.live.hub.afterPoll('blocks');
+      const query = 'subscription Live { blockAdded { height hash } }';
+      await page.evaluate(
+        (url) => {
+          const target = window as unknown as { heights: number[]; source: EventSource };
+          target.heights = [];
+          target.source = new EventSource(url);
+          // Yoga names its events: `next` carries a result, `complete` ends the stream.
+          target.source.addEventListener('next', (event) => {
+            target.heights.push(JSON.parse((event as MessageEvent).data).data.blockAdded.height);
+          });
+        },
+        `${http.url}?query=${encodeURIComponent(query)}`,
+      );
+      await polled;
+      const { heights } = devnet.advance(2);
+      await expect
+        .poll(() => page.evaluate(() => (window as unknown as { heights: number[] }).heights))
+        .toEqual(heights);
+      await page.evaluate(() => (window as unknown as { source: EventSource }).source.close());
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('keeps the events from a page of any other origin', { timeout: 60_000 }, async () => {
+    const page: Page = await browser.newPage();
+    try {
+      await page.goto(other);
+      const outcome = await page.evaluate(
+        (url) =>
+          new Promise<string>((resolve) => {
+            const source = new EventSource(url);
+            source.addEventListener('next', () => resolve('read an event'));
+            source.onerror = () => {
+              source.close();
+              resolve('refused');
+            };
+          }),
+        `${http.url}?query=${encodeURIComponent('subscription { blockAdded { height } }')}`,
+      );
+      expect(outcome).toBe('refused');
+    } finally {
+      await page.close();
+    }
   });
 });

@@ -1,9 +1,9 @@
 import { mkdirSync, readdirSync } from 'node:fs';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { exampleVariables } from '../../src/devnet/examples.js';
-import { type Devnet, startDevnet } from '../../src/devnet/index.js';
+import { type Advance, type Devnet, startDevnet } from '../../src/devnet/index.js';
 import { createGateway, type Gateway } from '../../src/gateway.js';
 import { listen } from '../gateway/helpers.js';
 import { hasChromium, launchChromium } from './chromium.js';
@@ -27,6 +27,8 @@ beforeAll(async () => {
   devnet = await startDevnet({ seed: 'browser' });
   gateway = createGateway({
     ...loadConfig({}),
+    // Subscription tabs: a poll every 50 ms, so that a block the test adds shows at once.
+    live: { ...loadConfig({}).live, pollMs: 50 },
     upstreamUrls: devnet.urls,
     exampleToken: devnet.token,
     exampleVariables: exampleVariables(devnet.data),
@@ -111,15 +113,11 @@ describe.runIf(hasChromium)('GraphiQL in Chromium', () => {
 });
 
 /**
- * Runs the active tab and resolves to its answer. GraphiQL may swallow a click on a busy machine
- * (the button re-renders between "Stop" and "Execute"): the click is repeated until the request
- * for this operation leaves, at most three times.
+ * Runs the active tab and resolves to the response of the request `isIt` recognises. GraphiQL may
+ * swallow a click on a busy machine (the button re-renders between "Stop" and "Execute"): the
+ * click is repeated until that request leaves, at most three times.
  */
-async function runTab(page: Page, operationName: string) {
-  const isIt = (r: { url(): string; method(): string; postDataJSON(): { operationName?: string } | null }) =>
-    r.url().endsWith('/graphql') &&
-    r.method() === 'POST' &&
-    r.postDataJSON()?.operationName === operationName;
+async function execute(page: Page, isIt: (request: Request) => boolean) {
   const answer = page.waitForResponse((r) => isIt(r.request()), { timeout: 60_000 });
   for (let attempt = 1; ; attempt++) {
     const sent = page.waitForRequest(isIt, { timeout: 10_000 });
@@ -132,6 +130,49 @@ async function runTab(page: Page, operationName: string) {
     }
   }
   return answer;
+}
+
+/** Runs a query or mutation tab (a JSON POST naming its operation) and resolves to its answer. */
+const runTab = (page: Page, operationName: string) =>
+  execute(
+    page,
+    (r) =>
+      r.url().endsWith('/graphql') &&
+      r.method() === 'POST' &&
+      (r.postDataJSON() as { operationName?: string } | null)?.operationName === operationName,
+  );
+
+/** For each subscription tab: the source it polls, and whether an advance of the chain is an event for it. */
+const LIVE: Record<string, { source: string; moved(advance: Advance): boolean }> = {
+  BlockAdded: { source: 'blocks', moved: (a) => a.heights.length > 0 },
+  FailedTransactionAdded: { source: 'failed', moved: (a) => a.failedTxs.length > 0 },
+  ValidatorUpdated: { source: 'validators', moved: (a) => a.validators.length > 0 },
+  ValidatorStatisticsUpdated: { source: 'validators', moved: (a) => a.validators.length > 0 },
+};
+
+/**
+ * Runs a subscription tab: once its stream is open and polled, the chain moves until the event
+ * comes, the response pane shows it, and the subscription is stopped.
+ */
+async function runSubscriptionTab(page: Page, name: string, field: string) {
+  const live = LIVE[name] as (typeof LIVE)[string];
+  const polled = gateway.live.hub.afterPoll(live.source);
+  // GraphiQL subscribes as an EventSource would: a GET asking for text/event-stream.
+  const response = execute(
+    page,
+    (r) => r.url().includes(`/graphql?query=subscription+${name}`) && r.method() === 'GET',
+  );
+  const opened = await response;
+  expect(opened.headers()['content-type'], name).toMatch(/^text\/event-stream/);
+  expect(opened.request().headers().accept, name).toBe('text/event-stream');
+  expect(opened.request().headers().authorization, name).toBe(`Bearer ${devnet.token}`);
+  await polled;
+  while (!live.moved(devnet.advance(1)));
+  await expect
+    .poll(() => page.locator('.graphiql-response').innerText(), { timeout: 30_000 })
+    .toMatch(new RegExp(`"${field}"`));
+  expect(await page.locator('.graphiql-response').innerText()).not.toMatch(/"errors"/);
+  await page.locator('.graphiql-execute-button[aria-label^="Stop"]').click();
 }
 
 /** The operations of operations/, by name (each file is named after its operation). */
@@ -163,7 +204,11 @@ describe.runIf(hasChromium)('GraphiQL tabs in Chromium', () => {
       if (name !== 'Overview') {
         await expect
           .poll(() => page.locator('.graphiql-query-editor').innerText(), { timeout: 15_000 })
-          .toMatch(new RegExp(`(query|mutation)\\s+${name}\\b`));
+          .toMatch(new RegExp(`(query|mutation|subscription)\\s+${name}\\b`));
+      }
+      if (name in LIVE) {
+        await runSubscriptionTab(page, name, name.charAt(0).toLowerCase() + name.slice(1));
+        continue;
       }
       const response = await runTab(page, name);
       const sent = response.request().postDataJSON();

@@ -63,6 +63,11 @@ describe('cache scope, declared on the fields', () => {
       'Delegation.validator': 'public',
       'SearchResult.target': 'public',
       'Transaction.block': 'public',
+      // A stream is one caller's, whatever it carries.
+      'Subscription.blockAdded': 'private',
+      'Subscription.failedTransactionAdded': 'private',
+      'Subscription.validatorUpdated': 'private',
+      'Subscription.validatorStatisticsUpdated': 'private',
     });
   });
 

@@ -127,11 +127,18 @@ export function useGatewayOnDevnet(
     gql<T = any>(query: string | TypedDocumentNode<T, any>, opts?: RequestOptions) {
       return graphql<T>(env.gateway, query, opts);
     },
-    /** A new gateway over the same devnet with the same settings: its caches start cold. */
-    coldGateway(): Gateway {
-      const cold = createGateway({ ...testSettings(options.gateway), upstreamUrls: env.devnet.urls });
+    /** A new gateway over the same devnet with the same settings (and `overrides`): its caches start cold. */
+    coldGateway(overrides: Partial<GatewayOptions> = {}): Gateway {
+      const cold = createGateway({
+        ...testSettings({ ...options.gateway, ...overrides }),
+        upstreamUrls: env.devnet.urls,
+      });
       fresh.push(cold);
       return cold;
+    },
+    /** Serves another gateway of the file over a real socket; the caller closes it. */
+    listenOn(gateway: Gateway) {
+      return listen(gateway);
     },
     /** The gateway's /graphql URL on a real socket, served for the test file (see `listen`). */
     get url(): string {

@@ -1,7 +1,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
 import { exampleVariables } from '../../src/devnet/examples.js';
+import type { Advance } from '../../src/devnet/index.js';
+import { subscribe } from '../support/sse.js';
 import { useGatewayOnDevnet } from './helpers.js';
 
 /** Every operation the frontends send (operations/) answers from the devnet with no error. */
@@ -17,10 +20,19 @@ const operations = readdirSync(DIR)
     const keys = (operation?.selectionSet.selections ?? []).map((s) =>
       s.kind === 'Field' ? (s.alias ?? s.name).value : s.kind,
     );
-    return { name: operation?.name?.value as string, text, keys };
+    return { name: operation?.name?.value as string, kind: operation?.operation, text, keys };
   });
 
-const env = useGatewayOnDevnet();
+const env = useGatewayOnDevnet({ gateway: { live: { ...loadConfig({}).live, pollMs: 20 } } });
+env.serveOverHttp();
+
+/** For each subscription: the source it polls, and whether an advance of the chain is an event for it. */
+const LIVE: Record<string, { source: string; moved(advance: Advance): boolean }> = {
+  blockAdded: { source: 'blocks', moved: (a) => a.heights.length > 0 },
+  failedTransactionAdded: { source: 'failed', moved: (a) => a.failedTxs.length > 0 },
+  validatorUpdated: { source: 'validators', moved: (a) => a.validators.length > 0 },
+  validatorStatisticsUpdated: { source: 'validators', moved: (a) => a.validators.length > 0 },
+};
 
 describe('operations/', () => {
   it('has example variables for every operation, and only for those', () => {
@@ -29,7 +41,7 @@ describe('operations/', () => {
     );
   });
 
-  it.each(operations.map((o) => [o.name, o.text, o.keys] as const))(
+  it.each(operations.filter((o) => o.kind !== 'subscription').map((o) => [o.name, o.text, o.keys] as const))(
     '%s answers with data and no error',
     async (name, text, keys) => {
       const res = await env.gql(text, {
@@ -41,6 +53,26 @@ describe('operations/', () => {
         expect(value, field).not.toBeNull();
       }
       expect(Object.keys(res.data ?? {})).toEqual(keys);
+    },
+  );
+
+  it.each(operations.filter((o) => o.kind === 'subscription').map((o) => [o.name, o.text, o.keys] as const))(
+    '%s delivers an event with data and no error when the chain moves',
+    async (name, text, keys) => {
+      const [field] = keys as [string];
+      const live = LIVE[field] as (typeof LIVE)[string];
+      const sub = await subscribe(env.url, text, {
+        variables: exampleVariables(env.devnet.data)[name] as Record<string, unknown>,
+        token: env.devnet.token,
+      });
+      expect(sub.status).toBe(200);
+      await env.gateway.live.hub.afterPoll(live.source);
+      while (!live.moved(env.devnet.advance(1)));
+      const event = await sub.next();
+      expect(event.errors).toBeUndefined();
+      expect(Object.keys(event.data)).toEqual(keys);
+      expect(event.data[field]).not.toBeNull();
+      sub.close();
     },
   );
 });

@@ -1,0 +1,68 @@
+import type { Plugin } from 'graphql-yoga';
+import type { LiveConfig } from '../../config.js';
+import { GatewayError } from '../../errors.js';
+import type { GatewayMetrics } from '../../ops/metrics.js';
+import { clientOf } from './rate-limit.js';
+
+/**
+ * How many subscription streams may be open: MAX_SUBSCRIPTIONS in this process, and
+ * MAX_SUBSCRIPTIONS_PER_CLIENT per client (the rate limit's identity of a client). A subscription
+ * beyond either is refused before it starts: RATE_LIMITED, HTTP 429 with `retry-after`, no stream.
+ * A place is taken when a subscription starts and given back when its stream ends, however it ends
+ * (completed, the client gone, cut off, refused by its resolver).
+ */
+
+type Limits = Pick<LiveConfig, 'maxSubscriptions' | 'maxSubscriptionsPerClient' | 'pollMs'>;
+
+function tooMany(scope: string, retryAfterMs: number): GatewayError {
+  const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
+  return new GatewayError(
+    `Too many subscriptions ${scope}: close one before opening another, or retry in ${seconds} s.`,
+    'RATE_LIMITED',
+    { retryAfterMs, http: { status: 429, headers: { 'retry-after': String(seconds) } } },
+  );
+}
+
+export function useSubscriptionLimits(limits: Limits, trustProxy: number, metrics: GatewayMetrics): Plugin {
+  const perClient = new Map<string, number>();
+  let open = 0;
+  return {
+    onSubscribe({ args, setResultAndStopExecution }) {
+      const client = clientOf(args.contextValue, trustProxy);
+      const mine = perClient.get(client) ?? 0;
+      const refused =
+        open >= limits.maxSubscriptions
+          ? 'on this server'
+          : mine >= limits.maxSubscriptionsPerClient
+            ? 'for this client'
+            : null;
+      if (refused) {
+        setResultAndStopExecution({ errors: [tooMany(refused, Math.max(limits.pollMs, 1_000))] });
+        return;
+      }
+      open++;
+      perClient.set(client, mine + 1);
+      metrics.subscriptions.inc();
+      let released = false;
+      const release = () => {
+        if (released) return;
+        released = true;
+        open--;
+        const left = (perClient.get(client) ?? 1) - 1;
+        if (left > 0) perClient.set(client, left);
+        else perClient.delete(client);
+        metrics.subscriptions.dec();
+      };
+      return {
+        onSubscribeResult: ({ result }) => {
+          if (!(Symbol.asyncIterator in (result as object))) {
+            release();
+            return;
+          }
+          return { onEnd: release };
+        },
+        onSubscribeError: release,
+      };
+    },
+  };
+}

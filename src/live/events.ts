@@ -1,0 +1,14 @@
+import type { Block, FailedTransaction, Validator, ValidatorStatistics } from '../upstream/models.js';
+
+/**
+ * What a poll found, as it travels from the poller to every subscriber (through Redis between
+ * instances: plain JSON of the graph's models). `polledAt`: when the poll's answer came (ms since
+ * the epoch), from which the delivery delay is measured.
+ */
+export type LiveEvent =
+  | { kind: 'block'; block: Block; polledAt: number }
+  | { kind: 'validator'; validator: Validator; polledAt: number }
+  | { kind: 'statistics'; statistics: ValidatorStatistics; polledAt: number }
+  | { kind: 'failedTransaction'; transaction: FailedTransaction; polledAt: number };
+
+export type LiveEventKind = LiveEvent['kind'];

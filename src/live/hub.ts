@@ -1,0 +1,148 @@
+import { EventEmitter } from 'node:events';
+import type { LiveEvent } from './events.js';
+import { type PollerOptions, type PollOutcome, SourcePoller } from './poller.js';
+import type { Source } from './sources.js';
+
+/**
+ * This process's live updates: the subscribers of each source, and its poller while it has any.
+ * Each source is listened to once (bus.ts) and its events handed to every subscriber's own queue,
+ * which a subscriber's stream drains as its client reads. A queue that reaches LIVE_BACKLOG
+ * events (a client that stopped reading while its socket's buffers filled) is cut off: its stream
+ * ends and its connection is closed, so a stalled reader never holds more than that.
+ */
+
+export interface HubOptions extends PollerOptions {
+  /** LIVE_BACKLOG: events waiting for one subscriber before it is cut off. */
+  backlog: number;
+}
+
+export interface SubscribeOptions<T> {
+  /** The event as this subscriber's field answers it, or undefined when it is not for it. */
+  accept(event: LiveEvent): T | undefined;
+  /** Closes the subscriber's connection (its client stopped reading). */
+  cut(): void;
+}
+
+interface Subscriber {
+  offer(event: LiveEvent): void;
+  end(): void;
+}
+
+interface Feed {
+  poller: SourcePoller<unknown>;
+  subscribers: Set<Subscriber>;
+  stop: () => void;
+}
+
+export class LiveHub {
+  private readonly feeds = new Map<string, Feed>();
+  private readonly polls = new EventEmitter();
+  private closed = false;
+
+  constructor(private readonly options: HubOptions) {
+    this.polls.setMaxListeners(0);
+    this.options = { ...options, polled: (label, result) => this.polls.emit(label, result) };
+  }
+
+  /** Resolves when the next poll of a source (by label: blocks, validators, failed) ends, with how it went. */
+  afterPoll(label: string): Promise<PollOutcome> {
+    return new Promise((resolve) => this.polls.once(label, resolve));
+  }
+
+  /** The sources polled (or listened to) now, by key. */
+  sources(): string[] {
+    return [...this.feeds.keys()];
+  }
+
+  /** Who polls each source of this process (for /readyz). */
+  holders(): Promise<Record<string, string>> {
+    return this.options.bus.holders(this.sources());
+  }
+
+  /** A stream of `source`'s events as `accept` answers them; the source is polled while it has one. */
+  subscribe<T>(source: Source<unknown>, options: SubscribeOptions<T>): AsyncIterableIterator<T> {
+    const queue: T[] = [];
+    const delivered: number[] = [];
+    let waiting: ((result: IteratorResult<T>) => void) | null = null;
+    let done = this.closed;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      this.leave(source.key, subscriber);
+      waiting?.({ value: undefined, done: true });
+      waiting = null;
+    };
+    const subscriber: Subscriber = {
+      offer: (event) => {
+        const value = options.accept(event);
+        if (value === undefined || done) return;
+        if (waiting) {
+          this.options.metrics.observeDelivery((Date.now() - event.polledAt) / 1000);
+          waiting({ value, done: false });
+          waiting = null;
+        } else if (queue.length >= this.options.backlog) {
+          this.options.metrics.observeCut();
+          queue.length = 0;
+          delivered.length = 0;
+          finish();
+          options.cut();
+        } else {
+          queue.push(value);
+          delivered.push(event.polledAt);
+        }
+      },
+      end: finish,
+    };
+    if (!done) this.join(source, subscriber);
+    const iterator: AsyncIterableIterator<T> = {
+      next: () => {
+        const value = queue.shift();
+        if (value !== undefined) {
+          this.options.metrics.observeDelivery((Date.now() - (delivered.shift() as number)) / 1000);
+          return Promise.resolve({ value, done: false });
+        }
+        if (done) return Promise.resolve({ value: undefined, done: true });
+        return new Promise((resolve) => {
+          waiting = resolve;
+        });
+      },
+      return: () => {
+        finish();
+        return Promise.resolve({ value: undefined, done: true });
+      },
+      [Symbol.asyncIterator]: () => iterator,
+    };
+    return iterator;
+  }
+
+  private join(source: Source<unknown>, subscriber: Subscriber): void {
+    let feed = this.feeds.get(source.key);
+    if (!feed) {
+      const subscribers = new Set<Subscriber>();
+      const stop = this.options.bus.listen(source.key, (event) => {
+        for (const each of subscribers) each.offer(event);
+      });
+      feed = { poller: new SourcePoller(source, this.options), subscribers, stop };
+      this.feeds.set(source.key, feed);
+      feed.poller.start();
+    }
+    feed.subscribers.add(subscriber);
+  }
+
+  private leave(key: string, subscriber: Subscriber): void {
+    const feed = this.feeds.get(key);
+    if (!feed?.subscribers.delete(subscriber) || feed.subscribers.size > 0) return;
+    this.feeds.delete(key);
+    feed.stop();
+    void feed.poller.stop();
+  }
+
+  /** Ends every stream (SIGTERM: each completes) and stops every poller. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const feeds = [...this.feeds.values()];
+    for (const feed of feeds) for (const subscriber of [...feed.subscribers]) subscriber.end();
+    await Promise.all(feeds.map((feed) => feed.poller.stop()));
+    await this.options.bus.close();
+  }
+}

@@ -1,0 +1,109 @@
+import type { Logger } from 'pino';
+import { errorSummary } from '../ops/logger.js';
+import type { GatewayMetrics } from '../ops/metrics.js';
+import { finishPollTrace, startPollTrace } from '../ops/request-trace.js';
+import type { LiveBus } from './bus.js';
+import type { Source } from './sources.js';
+
+export interface PollerOptions {
+  bus: LiveBus;
+  /** LIVE_POLL_MS: from the end of one poll to the start of the next. */
+  intervalMs: number;
+  metrics: GatewayMetrics;
+  logger: Logger;
+  /** Told of each poll's end, by the source's label: `ok`, `error` or `elsewhere`. */
+  polled?(label: string, result: PollOutcome): void;
+}
+
+export type PollOutcome = 'ok' | 'error' | 'elsewhere';
+
+/**
+ * One source polled while it has a subscriber in this process: a poll right away, then one every
+ * interval, each only when this process holds the source (bus.ts), whatever the number of
+ * subscribers. A poll that fails delivers nothing and keeps the state, so the next good one fills
+ * the gap.
+ */
+export class SourcePoller<S> {
+  private state: S | null = null;
+  private timer: NodeJS.Timeout | undefined;
+  /** Bumped by each start and stop: a poll still under way from before schedules nothing. */
+  private generation = 0;
+  private running = false;
+  private polls = 0;
+
+  constructor(
+    private readonly source: Source<S>,
+    private readonly options: PollerOptions,
+  ) {}
+
+  /** The source's metric label: `blocks`, `validators` or `failed` (never a credential's hash). */
+  get label(): string {
+    return this.source.key.startsWith('failed:') ? 'failed' : this.source.key;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.schedule(++this.generation, 0);
+  }
+
+  /**
+   * Stops polling and gives the source up. What was delivered is forgotten here (Redis keeps it a
+   * while for the next holder): a source started again later begins from the chain as it is then.
+   */
+  async stop(): Promise<void> {
+    this.running = false;
+    this.generation++;
+    this.state = null;
+    clearTimeout(this.timer);
+    await this.options.bus.release(this.source.key);
+  }
+
+  private schedule(generation: number, delayMs: number): void {
+    if (this.running && generation === this.generation) {
+      this.timer = setTimeout(() => void this.tick(generation), delayMs);
+    }
+  }
+
+  private async tick(generation: number): Promise<void> {
+    const { bus, logger } = this.options;
+    try {
+      const claimed = await bus.claim(this.source.key);
+      if (generation !== this.generation) return;
+      if (claimed.claim === 'elsewhere') {
+        this.outcome('elsewhere');
+        return;
+      }
+      // A process that just became the poller continues from what the previous one delivered.
+      if (claimed.claim === 'taken') this.state = claimed.state as S | null;
+      await this.poll(generation);
+    } catch (error) {
+      logger.warn({ err: errorSummary(error as Error), source: this.label }, 'live poll failed');
+    } finally {
+      this.schedule(generation, this.options.intervalMs);
+    }
+  }
+
+  private outcome(result: PollOutcome): void {
+    this.options.metrics.observePoll(this.label, result);
+    this.options.polled?.(this.label, result);
+  }
+
+  private async poll(generation: number): Promise<void> {
+    const { bus, metrics } = this.options;
+    const trace = startPollTrace(this.label, ++this.polls);
+    try {
+      const result = await this.source.poll(this.state, { trace });
+      if (generation !== this.generation) return;
+      finishPollTrace(trace, null);
+      if (await bus.publish(this.source.key, result.events, result.state)) {
+        this.state = result.state;
+        metrics.observeLiveEvents(this.label, result.events.length);
+        this.outcome('ok');
+      } else this.outcome('elsewhere');
+    } catch (error) {
+      finishPollTrace(trace, error as Error);
+      this.outcome('error');
+    }
+  }
+}

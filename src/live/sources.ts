@@ -1,0 +1,171 @@
+import { UpstreamError } from '../errors.js';
+import type { CallScope } from '../upstream/http.js';
+import type { Upstreams } from '../upstream/index.js';
+import type { Block, FailedTransaction, ValidatorList } from '../upstream/models.js';
+import type { LiveEvent } from './events.js';
+
+/**
+ * What the gateway polls for live updates, one source per kind of event (contract.md §6). A
+ * source's poll reads its upstream once and returns what changed since its state, with the state
+ * after it; the poller (poller.ts) keeps the state, here or in Redis, and publishes the events.
+ * An upstream failure rejects the poll: no event, the state unchanged, so the next good poll
+ * fills the gap.
+ */
+
+export interface PollResult<S> {
+  events: LiveEvent[];
+  state: S;
+}
+
+export interface Source<S> {
+  /** The source's key: `blocks`, `validators`, or `failed:<credential hash>`. */
+  readonly key: string;
+  /** One poll: the events since `state` (null: nothing known yet), and the state after them. */
+  poll(state: S | null, scope: CallScope): Promise<PollResult<S>>;
+}
+
+/** A block by height through the search service's suggestions (the exact height comes first). */
+async function blockAt(upstreams: Upstreams, height: number, scope: CallScope): Promise<Block | null> {
+  const suggestions = await upstreams.scan.suggestions(String(height), scope);
+  return suggestions.blocks.find((b) => b.height === height) ?? null;
+}
+
+/**
+ * The chain's head by a galloping search over heights: 1, 2, 4, … until a height is missing, then
+ * halving the gap between the last found and the first missing (about 2 log2(head) lookups).
+ */
+export async function findHead(upstreams: Upstreams, scope: CallScope): Promise<number> {
+  let found = 0;
+  let missing = 1;
+  while (await blockAt(upstreams, missing, scope)) {
+    found = missing;
+    missing *= 2;
+  }
+  while (missing - found > 1) {
+    const mid = Math.floor((found + missing) / 2);
+    if (await blockAt(upstreams, mid, scope)) found = mid;
+    else missing = mid;
+  }
+  return found;
+}
+
+export interface BlockState {
+  /** The last height delivered. */
+  head: number;
+}
+
+/**
+ * New blocks: the head is found once; each poll then asks for head + 1, and goes on while blocks
+ * keep coming, up to `catchUp` blocks per poll (the rest on the next), so that several new blocks
+ * are delivered in height order and none is skipped.
+ */
+export function blockSource(upstreams: Upstreams, catchUp: number): Source<BlockState> {
+  return {
+    key: 'blocks',
+    async poll(state, scope) {
+      if (state === null) return { events: [], state: { head: await findHead(upstreams, scope) } };
+      const events: LiveEvent[] = [];
+      let head = state.head;
+      for (let i = 0; i < catchUp; i++) {
+        const block = await blockAt(upstreams, head + 1, scope);
+        if (!block) break;
+        events.push({ kind: 'block', block, polledAt: Date.now() });
+        head = block.height;
+      }
+      return { events, state: { head } };
+    },
+  };
+}
+
+export interface ValidatorState {
+  /** Each validator's data as last delivered, by operator address. */
+  validators: Record<string, string>;
+  statistics: string;
+}
+
+const fingerprint = (value: unknown) => JSON.stringify(value);
+
+/**
+ * Validators and their statistics: the whole validator list on each poll (it also refreshes the
+ * list the gateway's queries share), diffed per validator (tokens, status, jailing, commission,
+ * moniker, any field) and for the statistics.
+ */
+export function validatorSource(
+  upstreams: Upstreams,
+  refreshed: (list: ValidatorList) => void,
+): Source<ValidatorState> {
+  return {
+    key: 'validators',
+    async poll(state, scope) {
+      const list = await upstreams.stake.allValidators(scope);
+      refreshed(list);
+      const now = Date.now();
+      const next: ValidatorState = { validators: {}, statistics: fingerprint(list.statistics) };
+      const events: LiveEvent[] = [];
+      for (const validator of list.validators) {
+        const print = fingerprint(validator);
+        next.validators[validator.operatorAddress] = print;
+        if (state && state.validators[validator.operatorAddress] !== print) {
+          events.push({ kind: 'validator', validator, polledAt: now });
+        }
+      }
+      if (state && state.statistics !== next.statistics) {
+        events.push({ kind: 'statistics', statistics: list.statistics, polledAt: now });
+      }
+      return { events, state: next };
+    },
+  };
+}
+
+export interface FailedState {
+  /** Hashes of the failed transactions of the first page, as last seen. */
+  seen: string[];
+}
+
+/** The first page read of failed transactions: as many as one upstream page holds. */
+const FAILED_PAGE_SIZE = 100;
+
+/** An item's identity on the list: its hash, or what else identifies it. */
+const txKey = (tx: FailedTransaction) =>
+  tx.hash ?? `${tx.txNumber ?? ''}:${tx.blockHeight ?? ''}:${tx.actionIndex ?? ''}`;
+
+/**
+ * Failed transactions, read with one credential: the first page of the failed-24h list, diffed by
+ * hash; the new ones delivered oldest first.
+ */
+export function failedSource(upstreams: Upstreams, key: string, token: string): Source<FailedState> {
+  return {
+    key,
+    async poll(state, scope) {
+      const page = await upstreams.explorer.failedTransactions(
+        { page: 1, pageSize: FAILED_PAGE_SIZE, cursor: null },
+        token,
+        scope,
+      );
+      const seen = page.nodes.map(txKey);
+      if (state === null) return { events: [], state: { seen } };
+      const known = new Set(state.seen);
+      const now = Date.now();
+      const events: LiveEvent[] = page.nodes
+        .filter((tx) => !known.has(txKey(tx)))
+        .reverse()
+        .map((transaction) => ({ kind: 'failedTransaction', transaction, polledAt: now }));
+      return { events, state: { seen } };
+    },
+  };
+}
+
+/** Whether a token is good for the explorer's reads: one read with it (contract.md §6). */
+export async function explorerAccepts(
+  upstreams: Upstreams,
+  token: string,
+  scope: CallScope,
+): Promise<boolean> {
+  try {
+    await upstreams.explorer.failedTransactions({ page: 1, pageSize: 1, cursor: null }, token, scope);
+    return true;
+  } catch (error) {
+    if (error instanceof UpstreamError && error.extensions.code === 'UNAUTHENTICATED') return false;
+    throw error;
+  }
+}

@@ -1,0 +1,76 @@
+import { GraphQLError } from 'graphql';
+import type { Context } from '../graphql/context.js';
+import { builder, UPSTREAM_COST } from './builder.js';
+import { BlockRef } from './chain.js';
+import { FailedTransactionRef } from './explorer.js';
+import { address } from './rules.js';
+import { ValidatorRef, ValidatorStatisticsRef } from './validators.js';
+
+/**
+ * Live updates (contract.md §6), served as GraphQL over Server-Sent Events. The upstreams push
+ * nothing: the gateway polls each source once per deployment (live/) and pushes what changed.
+ * Each event is resolved as a request of its own: the request's loaders start afresh for it.
+ */
+
+builder.subscriptionType({
+  description:
+    'Live updates over Server-Sent Events (`Accept: text/event-stream`, GET or POST on /graphql). The gateway polls its upstreams every LIVE_POLL_MS and pushes what changed; an upstream that fails for a while delays events, the stream stays open and the gap is filled from the next good poll.',
+});
+
+/** The event itself, after the request's loaders were renewed for it. */
+const fresh = <T>(event: T, _args: unknown, ctx: Context): T => {
+  ctx.loaders.renew();
+  return event;
+};
+
+builder.subscriptionFields((t) => ({
+  blockAdded: t.field({
+    type: BlockRef,
+    complexity: UPSTREAM_COST,
+    cacheScope: 'private',
+    description: 'Every new block, in height order, none skipped.',
+    subscribe: (_root, _args, ctx) => ctx.live.blockAdded(ctx.stream),
+    resolve: fresh,
+  }),
+  failedTransactionAdded: t.field({
+    type: FailedTransactionRef,
+    complexity: UPSTREAM_COST,
+    cacheScope: 'private',
+    authScopes: { explorerToken: true },
+    description:
+      'Each new failed transaction, oldest first. Needs a bearer token (or the server’s EXPLORER_TOKEN), checked once when the subscription starts: UNAUTHENTICATED and no stream when the explorer refuses it. Events read with one token reach only the subscribers that presented it.',
+    subscribe: async (_root, _args, ctx) => {
+      const token = (ctx.callerToken ?? ctx.explorerToken) as string;
+      const stream = await ctx.live.failedTransactionAdded(ctx.stream, token, ctx.loaders.scope);
+      if (stream) return stream;
+      throw new GraphQLError('The explorer service rejected the access token.', {
+        extensions: { code: 'UNAUTHENTICATED', upstream: 'explorer', http: { status: 401 } },
+      });
+    },
+    resolve: fresh,
+  }),
+  validatorUpdated: t.field({
+    type: ValidatorRef,
+    complexity: UPSTREAM_COST,
+    cacheScope: 'private',
+    description:
+      'A validator whose data changed (tokens, status, jailing, commission, any field): every one, or only the one named by `operatorAddress`.',
+    args: {
+      operatorAddress: t.arg.string({
+        description:
+          'Only this validator, by its operator, consensus or wallet address in either encoding (0x… or bech32). Every validator when left out.',
+        validate: address('operatorAddress'),
+      }),
+    },
+    subscribe: (_root, args, ctx) => ctx.live.validatorUpdated(ctx.stream, args.operatorAddress ?? null),
+    resolve: fresh,
+  }),
+  validatorStatisticsUpdated: t.field({
+    type: ValidatorStatisticsRef,
+    complexity: UPSTREAM_COST,
+    cacheScope: 'private',
+    description: 'The statistics over the whole validator set, whenever they change.',
+    subscribe: (_root, _args, ctx) => ctx.live.validatorStatisticsUpdated(ctx.stream),
+    resolve: fresh,
+  }),
+}));

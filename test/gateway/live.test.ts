@@ -1,0 +1,319 @@
+import { connect } from 'node:net';
+import { createClient } from 'graphql-sse';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { subscribe } from '../support/sse.js';
+import { readAnswer, useGatewayOnDevnet } from './helpers.js';
+
+/**
+ * Live updates over real SSE sockets against the devnet, in every dialect (contract.md §6): each
+ * subscription delivers what the devnet produced, in order, once; polls are one per interval
+ * whatever the number of subscribers; tokens, caps, stalled readers and outages.
+ */
+
+// Short polls, and room for the file's many subscribers from one address (the caps have a test of their own).
+const live = {
+  ...loadConfig({}).live,
+  pollMs: 20,
+  leaseMs: 1_000,
+  catchUp: 50,
+  maxSubscriptionsPerClient: 1_000,
+};
+const env = useGatewayOnDevnet({
+  gateway: { live },
+  devnet: { extraTokens: ['second-caller'] },
+});
+env.serveOverHttp();
+
+const afterPoll = (label: string) => env.gateway.live.hub.afterPoll(label);
+
+/** Resolves once `check` holds, looking again every 10 ms (state the gateway exposes, not time). */
+async function until(check: () => boolean | Promise<boolean>): Promise<void> {
+  while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 10));
+}
+
+const metric = async (name: string) => {
+  const found = (await env.gateway.metrics.registry.getMetricsAsJSON()).find((m) => m.name === name);
+  return (found?.values ?? []).reduce((sum, v) => sum + Number(v.value), 0);
+};
+
+const BLOCKS = 'subscription Blocks { blockAdded { height hash proposer proposerValidator { moniker } } }';
+
+describe('blockAdded', () => {
+  it('delivers every new block in height order, once, with its joins resolved', async () => {
+    const sub = await subscribe(env.url, BLOCKS);
+    expect(sub.status).toBe(200);
+    expect(sub.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    // The first poll finds the head; blocks after it are events.
+    await afterPoll('blocks');
+    const { heights } = env.devnet.advance(3);
+    const events = await sub.take(3);
+    expect(events.map((e) => e.data.blockAdded.height)).toEqual(heights);
+    const { blocks } = env.devnet.data;
+    for (const e of events) {
+      expect(e.data.blockAdded.hash).toBe(blocks.hash[e.data.blockAdded.height - 1]);
+      expect(e.data.blockAdded.proposerValidator.moniker).toEqual(expect.any(String));
+    }
+    // Nothing delivered twice: the next event is the next block.
+    const [next] = env.devnet.advance(1).heights;
+    expect((await sub.next()).data.blockAdded.height).toBe(next);
+    sub.close();
+  });
+
+  it('polls once per interval whatever the number of subscribers, and stops when the last one leaves', async () => {
+    const subs = await Promise.all(Array.from({ length: 40 }, () => subscribe(env.url, BLOCKS)));
+    await afterPoll('blocks');
+    env.devnet.resetRecords();
+    for (let i = 0; i < 3; i++) await afterPoll('blocks');
+    // Each poll asks the search service for head + 1, once.
+    expect(env.devnet.requests.filter((r) => r.service === 'scan')).toHaveLength(3);
+    const [height] = env.devnet.advance(1).heights;
+    const received = await Promise.all(subs.map((s) => s.next()));
+    expect(received.map((e) => e.data.blockAdded.height)).toEqual(subs.map(() => height));
+    for (const s of subs) s.close();
+    await until(() => env.gateway.live.hub.sources().length === 0);
+    await until(async () => (await metric('graphql_subscriptions_active')) === 0);
+  });
+
+  it('loses no block to an upstream outage: the stream stays open and the next good poll fills the gap', async () => {
+    const sub = await subscribe(env.url, BLOCKS);
+    await afterPoll('blocks');
+    env.devnet.setFailing('scan');
+    const { heights } = env.devnet.advance(2);
+    expect(await afterPoll('blocks')).toBe('error');
+    env.devnet.setFailing(null);
+    const events = await sub.take(2);
+    expect(events.map((e) => e.data.blockAdded.height)).toEqual(heights);
+    expect(sub.messages.every((m) => m.event === 'next')).toBe(true);
+    sub.close();
+  });
+
+  it('is never answered from the response cache, and a JSON request for it is refused', async () => {
+    const sub = await subscribe(env.url, BLOCKS);
+    await afterPoll('blocks');
+    env.devnet.advance(1);
+    await sub.next();
+    expect(await metric('graphql_response_cache_entries')).toBe(0);
+    sub.close();
+    const json = await fetch(env.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ query: BLOCKS }),
+    });
+    expect(json.status).toBe(406);
+  });
+
+  it('works with the graphql-sse client and with an EventSource-style GET', async () => {
+    const client = createClient({ url: env.url, singleConnection: false, retryAttempts: 0 });
+    const viaClient = client.iterate<{ blockAdded: { height: number } }>({ query: BLOCKS });
+    const first = viaClient.next();
+    const get = await subscribe(env.url, BLOCKS, { method: 'GET' });
+    expect(get.status).toBe(200);
+    await until(() => env.gateway.live.hub.sources().includes('blocks'));
+    await afterPoll('blocks');
+    const [height] = env.devnet.advance(1).heights;
+    expect((await first).value?.data?.blockAdded.height).toBe(height);
+    expect((await get.next()).data.blockAdded.height).toBe(height);
+    await viaClient.return?.();
+    get.close();
+    client.dispose();
+  });
+});
+
+describe('validatorUpdated and validatorStatisticsUpdated', () => {
+  it('delivers each validator that changed, the one asked for, and the statistics', async () => {
+    const all = await subscribe(
+      env.url,
+      'subscription { validatorUpdated { operatorAddress tokens jailed } }',
+    );
+    const stats = await subscribe(
+      env.url,
+      'subscription { validatorStatisticsUpdated { totalStakedAmount timestamp } }',
+    );
+    await afterPoll('validators');
+    let moved: string[] = [];
+    while (moved.length === 0) moved = env.devnet.advance(1).validators;
+    const onWire = moved.map((v) => env.devnet.stakeAddress(v));
+    const updates = await all.take(onWire.length);
+    expect(updates.map((e) => e.data.validatorUpdated.operatorAddress).sort()).toEqual([...onWire].sort());
+    for (const e of updates) {
+      const record = env.devnet.data.validators.find(
+        (v) => env.devnet.stakeAddress(v.operator_address) === e.data.validatorUpdated.operatorAddress,
+      );
+      expect(e.data.validatorUpdated.tokens).toBe(record?.tokens);
+    }
+    expect((await stats.next()).data.validatorStatisticsUpdated.timestamp).toBe(
+      env.devnet.data.statistics.timestamp,
+    );
+    all.close();
+    stats.close();
+
+    // One validator, by its operator address: the first event is that one, whoever else moved.
+    const target = env.devnet.data.validators[7]?.operator_address as string;
+    const one = await subscribe(
+      env.url,
+      `subscription { validatorUpdated(operatorAddress: "${target}") { operatorAddress } }`,
+    );
+    await afterPoll('validators');
+    while (!env.devnet.advance(1).validators.includes(target));
+    expect((await one.next()).data.validatorUpdated.operatorAddress).toBe(env.devnet.stakeAddress(target));
+    one.close();
+  });
+
+  it('refuses a malformed operatorAddress with BAD_USER_INPUT and no stream, before any upstream call', async () => {
+    const res = await fetch(env.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({
+        query: 'subscription { validatorUpdated(operatorAddress: "nobody") { moniker } }',
+      }),
+    });
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    const body = await readAnswer(res);
+    expect(body.errors[0].extensions).toEqual({ code: 'BAD_USER_INPUT', argument: 'operatorAddress' });
+    expect(env.gateway.live.hub.sources()).not.toContain('validators');
+    // Polls of other tests' streams may still run (their requests are `live-…`); this request made none.
+    expect(env.devnet.requests.filter((r) => !String(r.headers['x-request-id']).startsWith('live-'))).toEqual(
+      [],
+    );
+  });
+});
+
+describe('failedTransactionAdded', () => {
+  const FAILED = 'subscription { failedTransactionAdded { hash blockHeight error } }';
+
+  it('delivers new failed transactions oldest first, read with the caller’s token', async () => {
+    const sub = await subscribe(env.url, FAILED, { token: env.devnet.token });
+    expect(sub.status).toBe(200);
+    await afterPoll('failed');
+    const added: string[] = [];
+    while (added.length < 3) added.push(...env.devnet.advance(1).failedTxs);
+    const events = await sub.take(added.length);
+    expect(events.map((e) => e.data.failedTransactionAdded.hash)).toEqual(added);
+    sub.close();
+  });
+
+  it('answers UNAUTHENTICATED and opens no stream without a token, or with one the explorer refuses', async () => {
+    for (const token of [undefined, 'stolen-token']) {
+      const res = await fetch(env.url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json',
+          ...(token ? { authorization: `Bearer ${token}` } : {}),
+        },
+        body: JSON.stringify({ query: FAILED }),
+      });
+      expect(res.status).toBe(401);
+      const body = await res.json();
+      expect(body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
+      expect(JSON.stringify(body)).not.toContain('stolen-token');
+    }
+    // The refused token cost one explorer read; no token, none.
+    expect(env.devnet.requests.filter((r) => r.service === 'explorer')).toHaveLength(1);
+    expect(env.gateway.live.hub.sources().some((s) => s.startsWith('failed:'))).toBe(false);
+  });
+
+  it('never gives one caller what another caller’s token read', async () => {
+    const mine = await subscribe(env.url, FAILED, { token: env.devnet.token });
+    const theirs = await subscribe(env.url, FAILED, { token: 'second-caller' });
+    // Two credentials, two sources, each polled with its own token.
+    await until(() => env.gateway.live.hub.sources().filter((s) => s.startsWith('failed:')).length === 2);
+    await afterPoll('failed');
+    await afterPoll('failed');
+    env.devnet.revokeToken('second-caller');
+    const added: string[] = [];
+    while (added.length < 1) added.push(...env.devnet.advance(1).failedTxs);
+    expect((await mine.next()).data.failedTransactionAdded.hash).toBe(added[0]);
+    // The other caller's source is refused from now on, and its stream gets nothing of mine.
+    while ((await afterPoll('failed')) !== 'error');
+    expect(theirs.messages.filter((m) => m.event === 'next')).toHaveLength(0);
+    const tokens = new Set(
+      env.devnet.requests.filter((r) => r.service === 'explorer').map((r) => r.headers.authorization),
+    );
+    expect(tokens).toEqual(new Set([`Bearer ${env.devnet.token}`, 'Bearer second-caller']));
+    env.devnet.grantToken('second-caller');
+    mine.close();
+    theirs.close();
+  });
+});
+
+describe('limits', () => {
+  it('cuts off a subscriber that stops reading, holding no more than LIVE_BACKLOG events for it', async () => {
+    // Fat events (each names its proposer 60 times over), so that the reader's socket buffers fill
+    // within a few dozen events: then the gateway's backlog for it does.
+    const limits = { ...loadConfig({}).limits, aliases: 100, tokens: 10_000, complexity: 1_000_000 };
+    const gateway = env.coldGateway({ live: { ...live, catchUp: 50, backlog: 50 }, limits });
+    const { url, close } = await env.listenOn(gateway);
+    const { port } = new URL(url);
+    const aliases = Array.from({ length: 60 }, (_, i) => `v${i}: proposerValidator { ...V }`).join(' ');
+    const body = JSON.stringify({
+      query: `subscription { blockAdded { height hash ${aliases} } }
+        fragment V on Validator { moniker description imageUrl operatorAddress consensusAddress walletAddress uptimes commission { rate maxRate maxChangeRate updateTime } }`,
+    });
+    const socket = connect(Number(port), '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write(
+      `POST /graphql HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\naccept: text/event-stream\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+    // The client never reads: its socket's buffers fill, then the gateway's backlog for it.
+    socket.pause();
+    await gateway.live.hub.afterPoll('blocks');
+    const value = async (name: string) =>
+      (await gateway.metrics.registry.getSingleMetric(name)?.get())?.values[0]?.value;
+    // The chain keeps moving until the gateway gives up on the reader (after that nothing polls).
+    const moving = setInterval(() => env.devnet.advance(100), 20);
+    await until(async () => (await value('live_subscribers_cut_total')) === 1);
+    clearInterval(moving);
+    await until(() => gateway.live.hub.sources().length === 0);
+    const closed = new Promise((resolve) => socket.once('close', resolve));
+    socket.resume();
+    await closed;
+    expect(await value('graphql_subscriptions_active')).toBe(0);
+    await close();
+  });
+
+  it('refuses subscriptions beyond MAX_SUBSCRIPTIONS_PER_CLIENT and MAX_SUBSCRIPTIONS: 429 RATE_LIMITED, no stream', async () => {
+    const gateway = env.coldGateway({
+      live: { ...live, maxSubscriptions: 3, maxSubscriptionsPerClient: 2 },
+      scale: { ...loadConfig({}).scale, rateLimitPoints: 0, trustProxy: 1 },
+    });
+    const { url, close } = await env.listenOn(gateway);
+    const from = (client: string) => ({ headers: { 'x-forwarded-for': client } });
+    const a1 = await subscribe(url, BLOCKS, from('10.0.0.1'));
+    const a2 = await subscribe(url, BLOCKS, from('10.0.0.1'));
+    const a3 = await subscribe(url, BLOCKS, {
+      headers: { 'x-forwarded-for': '10.0.0.1', accept: 'application/json, text/event-stream' },
+    });
+    expect(a3.status).toBe(429);
+    expect(a3.headers.get('retry-after')).toMatch(/^\d+$/);
+    const b1 = await subscribe(url, BLOCKS, from('10.0.0.2'));
+    expect(b1.status).toBe(200);
+    const c1 = await fetch(url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json',
+        'x-forwarded-for': '10.0.0.3',
+      },
+      body: JSON.stringify({ query: BLOCKS }),
+    });
+    expect(c1.status).toBe(429);
+    const refusal = await c1.json();
+    expect(refusal.errors[0].extensions).toMatchObject({
+      code: 'RATE_LIMITED',
+      retryAfterMs: expect.any(Number),
+    });
+    // A stream that ends gives its place back.
+    a1.close();
+    await until(
+      async () =>
+        (await gateway.metrics.registry.getSingleMetric('graphql_subscriptions_active')?.get())?.values[0]
+          ?.value === 2,
+    );
+    const c2 = await subscribe(url, BLOCKS, from('10.0.0.3'));
+    expect(c2.status).toBe(200);
+    for (const s of [a2, b1, c2]) s.close();
+    await close();
+  });
+});
