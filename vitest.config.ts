@@ -14,6 +14,7 @@ const DOMAIN_TESTS = [
   'test/gateway/operations.test.ts',
   'test/gateway/paging.test.ts',
   'test/gateway/live.test.ts',
+  'test/gateway/nodes.test.ts',
 ];
 
 const variant = (

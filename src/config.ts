@@ -62,6 +62,13 @@ export interface Config {
   server: ServerLimits;
   /** A persisted-documents manifest (hash → document): when set, only those operations run. */
   persistedOperationsFile: string | null;
+  /** Automatic persisted queries kept in process: APQ_ENTRIES documents, APQ_BYTES bytes at most. */
+  apq: { maxEntries: number; maxBytes: number };
+  /**
+   * CURSOR_SECRET: signs page cursors (every instance of a deployment must share it); null: a
+   * secret derived from the deployment's upstreams.
+   */
+  cursorSecret: string | null;
   dialects: DialectConfig;
   cors: CorsConfig;
   tracing: TracingConfig;
@@ -444,6 +451,11 @@ export function loadConfig(env: Env = process.env): Config {
     documents: documents(env),
     server: serverLimits(env, live(env).maxSubscriptions),
     persistedOperationsFile: env.PERSISTED_OPERATIONS || null,
+    cursorSecret: env.CURSOR_SECRET || null,
+    apq: Object.freeze({
+      maxEntries: int(env, 'APQ_ENTRIES', 1_000, 1, 1_000_000),
+      maxBytes: int(env, 'APQ_BYTES', 8_000_000, 10_000, 1_000_000_000),
+    }),
     dialects: Object.freeze({
       explorerSuccessCodes: codes(env, 'EXPLORER_SUCCESS_CODES', Object.freeze([0, 200])),
       bech32Prefix: prefix(env, 'BECH32_PREFIX', null),

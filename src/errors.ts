@@ -13,6 +13,8 @@ export const CONTRACT_CODES = [
   'INTERNAL_SERVER_ERROR',
   // contract.md §5, Rate limits: over a client's budget (HTTP 429, with `extensions.retryAfterMs`).
   'RATE_LIMITED',
+  // contract.md §6: an automatic persisted query's hash the gateway does not know (send the document).
+  'PERSISTED_QUERY_NOT_FOUND',
 ] as const;
 
 export type ErrorCode = (typeof CONTRACT_CODES)[number];

@@ -2,6 +2,7 @@ import type { RequestListener } from 'node:http';
 import { type Logger, pino } from 'pino';
 import type { Config, UpstreamUrls } from './config.js';
 import { ValidatorCache } from './graphql/loaders.js';
+import { PersistedQueryStore } from './graphql/plugins/apq.js';
 import { DocumentCache } from './graphql/plugins/prepared.js';
 import { RateLimit } from './graphql/plugins/rate-limit.js';
 import { PublicResponseCache } from './graphql/plugins/response-cache.js';
@@ -13,6 +14,7 @@ import { GatewayMetrics } from './ops/metrics.js';
 import type { Telemetry } from './ops/request-trace.js';
 import { RedisStore } from './scale/redis.js';
 import { SharedCache, sharedKeyPrefix } from './scale/shared-cache.js';
+import { CursorCodec } from './schema/cursors.js';
 import { printedSchema } from './schema/print.js';
 import { createUpstreams, type Upstreams } from './upstream/index.js';
 
@@ -41,6 +43,8 @@ export type GatewaySettings = Pick<
   | 'cors'
   | 'scale'
   | 'live'
+  | 'cursorSecret'
+  | 'apq'
 >;
 
 export interface GatewayOptions extends GatewaySettings {
@@ -78,7 +82,7 @@ export interface Gateway {
  */
 function connectRedis(options: GatewayOptions, telemetry: Telemetry) {
   const { redisUrl, redisTimeoutMs } = options.scale;
-  if (!redisUrl) return { redis: null, shared: null };
+  if (!redisUrl) return { redis: null, shared: null, keyed: null };
   const { metrics } = telemetry;
   const redis = new RedisStore({
     url: redisUrl,
@@ -93,7 +97,35 @@ function connectRedis(options: GatewayOptions, telemetry: Telemetry) {
     options.upstreamTimeoutMs,
     (cache, result) => metrics.observeSharedCache(cache, result),
   );
-  return { redis, shared };
+  // What else lives in Redis (live leases and events, persisted queries) under the same prefix.
+  const keyed = { store: redis, prefix: shared.prefix };
+  return { redis, shared, keyed };
+}
+
+/** Per-client budgets of query cost on the gateway's one Redis connection; null: no limiter. */
+function rateLimitFor(options: GatewayOptions, telemetry: Telemetry, redis: RedisStore | null) {
+  if (options.scale.rateLimitPoints <= 0) return null;
+  return new RateLimit(
+    options.scale,
+    { logger: telemetry.logger, refused: () => telemetry.metrics.observeRateLimited() },
+    redis?.client ?? null,
+  );
+}
+
+/**
+ * What clients cache by: cursors signed so every instance on the same upstreams accepts them
+ * (unless CURSOR_SECRET says otherwise), and Apollo's automatic persisted queries unless a
+ * manifest says which operations run.
+ */
+function clientCachesFor(options: GatewayOptions, keyed: { store: RedisStore; prefix: string } | null) {
+  const cursors = new CursorCodec(
+    options.cursorSecret ??
+      sharedKeyPrefix('cursors', { urls: options.upstreamUrls, dialects: options.dialects }),
+  );
+  const persistedQueries = options.persistedOperations
+    ? null
+    : new PersistedQueryStore({ ...options.apq, redis: keyed });
+  return { cursors, persistedQueries };
 }
 
 /** The public validator list shared across requests, through Redis as well when it is configured. */
@@ -151,17 +183,8 @@ export function createGateway(options: GatewayOptions): Gateway {
     },
   });
   const telemetry: Telemetry = { metrics, logger: options.logger ?? pino({ level: 'silent' }) };
-  const { redis, shared } = connectRedis(options, telemetry);
-  // Per-client budgets of query cost; RATE_LIMIT_POINTS=0: no limiter at all. The counters share
-  // the gateway's one Redis connection.
-  const rateLimit =
-    options.scale.rateLimitPoints > 0
-      ? new RateLimit(
-          options.scale,
-          { logger: telemetry.logger, refused: () => metrics.observeRateLimited() },
-          redis?.client ?? null,
-        )
-      : null;
+  const { redis, shared, keyed } = connectRedis(options, telemetry);
+  const rateLimit = rateLimitFor(options, telemetry, redis);
   // Every document's parse, validation, derived facts and (once hot) compiled plan, in one bounded
   // LRU: Yoga's own parse and validation caches are off.
   const documents = new DocumentCache(options.documents, { compiled: () => metrics.observeCompilation() });
@@ -173,11 +196,14 @@ export function createGateway(options: GatewayOptions): Gateway {
     upstreams,
     metrics,
     logger: telemetry.logger,
-    redis: redis && shared ? { store: redis, prefix: shared.prefix } : null,
+    redis: keyed,
     validatorsRead: (list) => validatorCache.refresh(list),
   });
+  const { cursors, persistedQueries } = clientCachesFor(options, keyed);
   const yoga = createGatewayYoga(options, {
     telemetry,
+    cursors,
+    persistedQueries,
     cors,
     upstreams,
     validatorCache,

@@ -17,7 +17,7 @@ export function exampleVariables(data: DevnetData): Record<string, Record<string
     BlockPage: { height: busiest + 1 },
     TransactionPage: { hash: txs.hash[0] },
     ValidatorTable: { page: 1, pageSize: 25 },
-    DelegatorPortfolio: { delegator, page: 1, pageSize: 20 },
+    DelegatorPortfolio: { delegator, first: 20 },
     ContractsBySymbol: { symbol: contracts[0]?.symbol, pageSize: 10 },
     FailedTransactions: { pageSize: 20 },
     // Subscriptions: the whole validator set when no address is given.

@@ -1,4 +1,5 @@
 import type { LiveUpdates, StreamOptions } from '../live/index.js';
+import type { CursorCodec } from '../schema/cursors.js';
 import type { Loaders } from './loaders.js';
 
 /** What every resolver of one GraphQL request sees. */
@@ -16,6 +17,8 @@ export interface Context {
   live: LiveUpdates;
   /** What a subscription stream of this request needs: how to close its connection. */
   stream: StreamOptions;
+  /** The deployment's page cursors: made from the upstreams' keys, taken back signed. */
+  cursors: CursorCodec;
 }
 
 /** The token of an `Authorization: Bearer <token>` header; null for no header or another scheme. */

@@ -42,6 +42,11 @@ export class ValidatorDirectory {
   find(address: string): Validator | null {
     return this.byText.get(address) ?? this.byKey.get(addressKey(address)) ?? null;
   }
+
+  /** The validator whose operator address is these 20 bytes (40 hex digits), in any encoding. */
+  byOperator(hex: string): Validator | null {
+    return this.byKey.get(`valoper:${hex}`) ?? null;
+  }
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import { createYoga, maskError, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { GatewayOptions } from '../gateway.js';
 import { type CorsPolicy, useAnswers } from '../http/answer.js';
@@ -7,11 +8,13 @@ import type { LiveUpdates } from '../live/index.js';
 import { yogaLogger } from '../ops/logger.js';
 import { type Telemetry, traceOf } from '../ops/request-trace.js';
 import type { RedisStore } from '../scale/redis.js';
+import type { CursorCodec } from '../schema/cursors.js';
 import { schema } from '../schema/index.js';
 import type { Upstreams } from '../upstream/index.js';
 import { bearerToken, type Context } from './context.js';
 import { EXAMPLE_QUERY, graphiqlPageOptions } from './graphiql.js';
 import { Loaders, type ValidatorCache } from './loaders.js';
+import { type PersistedQueryStore, useAutomaticPersistedQueries } from './plugins/apq.js';
 import { usePricing } from './plugins/cost.js';
 import { useCsrfPrevention } from './plugins/csrf.js';
 import { limitPlugins } from './plugins/limits.js';
@@ -35,6 +38,9 @@ export interface YogaParts {
   documents: DocumentCache;
   responses: PublicResponseCache | null;
   live: LiveUpdates;
+  cursors: CursorCodec;
+  /** Apollo's automatic persisted queries; null with a persisted-operations manifest. */
+  persistedQueries: PersistedQueryStore | null;
 }
 
 /**
@@ -61,9 +67,13 @@ function pipeline(options: GatewayOptions, parts: YogaParts): Plugin[] {
       redis: parts.redis,
       live: parts.live,
     }),
+    // Either a manifest says which operations run, or clients register theirs (Apollo's APQ).
     ...(persisted ? [usePersistedOnly(persisted)] : []),
+    ...(parts.persistedQueries ? [useAutomaticPersistedQueries(parts.persistedQueries)] : []),
     useCsrfPrevention(),
     ...limitPlugins(options.limits, options),
+    // @defer and @stream: multipart/mixed (or SSE) answers, interpreted, never cached.
+    useDeferStream(),
     // A subscription takes a place among the streams of its client and of the process, or is refused.
     useSubscriptionLimits(options.live, options.scale.trustProxy, parts.telemetry.metrics),
     // Before execution (and before the response cache): every operation is priced, refused over
@@ -118,6 +128,7 @@ export function createGatewayYoga(options: GatewayOptions, parts: YogaParts): Ga
       live: parts.live,
       // A subscriber that stops reading is cut off: its connection closed (live/hub.ts).
       stream: { cut: () => (res as ServerResponse | undefined)?.destroy() },
+      cursors: parts.cursors,
     }),
     plugins: pipeline(options, parts),
   });

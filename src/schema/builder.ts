@@ -1,11 +1,13 @@
 import SchemaBuilder from '@pothos/core';
 import ComplexityPlugin from '@pothos/plugin-complexity';
+import RelayPlugin from '@pothos/plugin-relay';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import ValidationPlugin from '@pothos/plugin-validation';
 import { unauthenticated } from '../errors.js';
 import type { Context } from '../graphql/context.js';
 import CacheScopePlugin from './cache-scope.js';
-import { ruleError } from './rules.js';
+import { decodeGlobalID, encodeGlobalID } from './ids.js';
+import { globalId, globalIds, ruleError } from './rules.js';
 
 interface GatewayTypes {
   Context: Context;
@@ -35,7 +37,42 @@ export const builder = new SchemaBuilder<GatewayTypes>({
   // Each field declares its rules beside its type: what its arguments must be (`validate:`, checked
   // before the resolver), what it needs of the caller (`authScopes:`), what it costs (`complexity:`)
   // and whether its result may be shared (`cacheScope:`).
-  plugins: [ValidationPlugin, ScopeAuthPlugin, ComplexityPlugin, CacheScopePlugin],
+  // Relay first: its id decoding then runs after the argument rules (the last plugin's runs first).
+  plugins: [RelayPlugin, ValidationPlugin, ScopeAuthPlugin, ComplexityPlugin, CacheScopePlugin],
+  relay: {
+    encodeGlobalID,
+    decodeGlobalID: (globalID) => decodeGlobalID(globalID),
+    nodeTypeOptions: {
+      description:
+        'An object with a global id: fetch it again with `node(id:)`. The id is opaque and stable, the same whichever upstream dialect or address encoding the data came in.',
+    },
+    idFieldOptions: {
+      cacheScope: 'parent',
+      description: 'The global object id: opaque, stable, the same key for the same chain object.',
+    },
+    nodeQueryOptions: {
+      cacheScope: 'private',
+      complexity: UPSTREAM_COST,
+      description:
+        'One object by its global id; null when nothing has that id any more (and for a buyback round, which the staking service does not read back). Objects behind a token (contracts, failed transactions) need one.',
+      args: { id: { description: 'A global id this graph handed out.', validate: globalId('id') } },
+    },
+    nodesQueryOptions: {
+      cacheScope: 'private',
+      complexity: (args: { ids?: unknown[] }) => ({
+        field: UPSTREAM_COST,
+        multiplier: args.ids?.length ?? 1,
+      }),
+      description:
+        'Objects by their global ids, in order, at most 100; null for an id of nothing (an error beside it when its upstream failed). Read through the same loaders as the other fields, one upstream call per kind where the upstreams allow.',
+      args: {
+        ids: {
+          description: 'Global ids this graph handed out, at most 100.',
+          validate: globalIds('ids', 100),
+        },
+      },
+    },
+  },
   defaultFieldNullability: false,
   validation: { validationError: (failure) => ruleError(failure) },
   scopeAuth: {

@@ -16,12 +16,12 @@ const BuybackRoundStateRef = builder.enumType('BuybackRoundState', {
   } as const,
 });
 
-const BuybackRoundRef = builder.objectRef<BuybackRound>('BuybackRound').implement({
+export const BuybackRoundRef = builder.objectRef<BuybackRound>('BuybackRound').implement({
   description: 'A buyback round: slots booked for a token buyback, and what it collected and burned.',
   fields: (t) => ({
-    id: t.exposeID('id', {
+    recordId: t.exposeID('id', {
       description:
-        'The staking service’s internal identifier of the round (a UUID). To name a round, for example in updateBuybackRound, use roundId.',
+        'The staking service’s internal identifier of the round, a UUID (formerly `id`; `id` is now the global object id). To name a round, for example in updateBuybackRound, use roundId.',
     }),
     roundId: t.exposeString('roundId', {
       description:

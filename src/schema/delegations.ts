@@ -1,10 +1,10 @@
 import type { Delegation } from '../upstream/models.js';
 import { builder, NULL_ON_FAILURE, type Types } from './builder.js';
-import { addressCursor, pagedCost, pageOf, pageRequest, pagingArgs } from './page.js';
+import { type CursorRule, pagedCost, pageOf, pageRequest, pagingArgs } from './page.js';
 import { accountAddress } from './rules.js';
 import { CoinRef, ValidatorRef } from './validators.js';
 
-const DelegationRef = builder.objectRef<Delegation>('Delegation').implement({
+export const DelegationRef = builder.objectRef<Delegation>('Delegation').implement({
   description: 'Tokens a delegator has bonded to one validator.',
   fields: (t) => ({
     validatorAddress: t.exposeString('validatorAddress', {
@@ -29,10 +29,12 @@ const DelegationRef = builder.objectRef<Delegation>('Delegation').implement({
 });
 
 /** Delegations page by the validator address of the last one seen. */
-const delegationCursor = addressCursor<Delegation>(
-  (d) => d.validatorAddress,
-  'Continue after this delegation: a PageInfo.endCursor (the validator address of the last one seen). Takes priority over page.',
-);
+const delegationCursor: CursorRule<Delegation> = {
+  list: 'delegations',
+  key: (d) => d.validatorAddress,
+  description:
+    'Continue after this delegation: a PageInfo.endCursor or an edge’s cursor. Takes priority over page.',
+};
 const DelegationPageRef = pageOf(
   DelegationRef,
   'Delegation',
@@ -55,7 +57,10 @@ export function delegationsField<Parent>(
     description,
     args: pagingArgs(t.arg, delegationCursor),
     resolve: (parent, args, ctx) =>
-      ctx.loaders.delegations.load({ delegator: delegatorOf(parent), ...pageRequest(args) }),
+      ctx.loaders.delegations.load({
+        delegator: delegatorOf(parent),
+        ...pageRequest(args, ctx, delegationCursor),
+      }),
   });
 }
 
@@ -76,6 +81,9 @@ builder.queryField('delegations', (t) =>
       ...pagingArgs(t.arg, delegationCursor),
     },
     resolve: (_root, args, ctx) =>
-      ctx.loaders.delegations.load({ delegator: args.delegatorAddress, ...pageRequest(args) }),
+      ctx.loaders.delegations.load({
+        delegator: args.delegatorAddress,
+        ...pageRequest(args, ctx, delegationCursor),
+      }),
   }),
 );

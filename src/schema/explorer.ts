@@ -13,7 +13,7 @@ import { textDateTime, unixDateTime } from './scalars.js';
  */
 const explorerToken = (ctx: Context): string => (ctx.callerToken ?? ctx.explorerToken) as string;
 
-const ContractRef = builder.objectRef<Contract>('Contract').implement({
+export const ContractRef = builder.objectRef<Contract>('Contract').implement({
   description: 'A token or NFT contract known to the explorer. Fields the explorer did not send are null.',
   fields: (t) => ({
     address: t.exposeString('address', { nullable: true, description: 'The contract address.' }),
@@ -124,24 +124,22 @@ export const FailedTransactionRef = builder.objectRef<FailedTransaction>('Failed
 
 /** Contracts page by the address of the last one seen. */
 const contractCursor: CursorRule<Contract> = {
+  list: 'contracts',
   key: (c) => c.address,
-  accepts: (cursor) => /^0x[0-9a-fA-F]{40}$/.test(cursor),
-  form: 'a contract address (0x and 40 hexadecimal characters)',
   description:
-    'Continue after this contract: a PageInfo.endCursor (the address of the last one seen). Takes priority over page.',
+    'Continue after this contract: a PageInfo.endCursor or an edge’s cursor. Takes priority over page.',
 };
 /** Failed transactions page by the txNumber of the last one seen, or its "blockHeight:actionIndex". */
 const failedTransactionCursor: CursorRule<FailedTransaction> = {
+  list: 'failedTransactions',
   key: (tx) =>
     tx.txNumber !== null
       ? String(tx.txNumber)
       : tx.blockHeight !== null && tx.actionIndex !== null
         ? `${tx.blockHeight}:${tx.actionIndex}`
         : null,
-  accepts: (cursor) => /^\d{1,19}(:\d{1,9})?$/.test(cursor),
-  form: 'a txNumber, or "blockHeight:actionIndex"',
   description:
-    'Continue after this transaction: a PageInfo.endCursor (its txNumber), or "blockHeight:actionIndex". Takes priority over page.',
+    'Continue after this transaction: a PageInfo.endCursor or an edge’s cursor. Takes priority over page.',
 };
 const ContractPageRef = pageOf(ContractRef, 'Contract', 'contracts, by address', contractCursor);
 const FailedTransactionPageRef = pageOf(
@@ -178,7 +176,7 @@ builder.queryFields((t) => ({
         symbol: args.symbol,
         chainId: args.chainId ?? null,
         contractType: args.contractType ?? null,
-        ...pageRequest(args),
+        ...pageRequest(args, ctx, contractCursor),
       };
       return ctx.loaders.contracts.load({ query, token: explorerToken(ctx) });
     },
@@ -193,6 +191,9 @@ builder.queryFields((t) => ({
     description: `Transactions that failed in the last 24 hours, newest first. Needs a bearer token (null with UNAUTHENTICATED without one).${NULL_ON_FAILURE}`,
     args: pagingArgs(t.arg, failedTransactionCursor),
     resolve: (_root, args, ctx) =>
-      ctx.loaders.failedTransactions.load({ args: pageRequest(args), token: explorerToken(ctx) }),
+      ctx.loaders.failedTransactions.load({
+        args: pageRequest(args, ctx, failedTransactionCursor),
+        token: explorerToken(ctx),
+      }),
   }),
 }));

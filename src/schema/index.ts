@@ -1,3 +1,5 @@
+import { GraphQLDeferDirective, GraphQLStreamDirective } from '@graphql-tools/utils';
+import { specifiedDirectives } from 'graphql';
 import { builder } from './builder.js';
 import './scalars.js';
 import './validators.js';
@@ -7,5 +9,9 @@ import './search.js';
 import './explorer.js';
 import './buyback.js';
 import './live.js';
+import './nodes.js';
 
-export const schema = builder.toSchema();
+/** The graph, with the incremental-delivery directives (`@defer`, `@stream`) Yoga's defer-stream plugin serves. */
+export const schema = builder.toSchema({
+  directives: [...specifiedDirectives, GraphQLDeferDirective, GraphQLStreamDirective],
+});

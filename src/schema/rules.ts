@@ -3,6 +3,7 @@ import * as v from 'valibot';
 import { badUserInput, type GatewayError } from '../errors.js';
 import { decodeAddress, splitPrefix } from '../lib/address.js';
 import { compareDecimal, INT32_MAX, parseTimestamp } from '../lib/decimal.js';
+import { isGlobalID } from './ids.js';
 
 /**
  * The argument rules of contract.md §4, as Standard Schemas (valibot) that fields declare beside
@@ -110,13 +111,28 @@ export const matching = (argument: string, pattern: RegExp, form: string): Rule 
     ),
   );
 
-/** A page cursor: text of the list's own form (checked before any upstream call). */
-export const cursor = (accepts: (cursor: string) => boolean, form: string): Rule =>
+/** A global object id of this graph (node(id:)). */
+export const globalId = (argument: string): Rule =>
   optional(
     v.pipe(
       v.string(),
-      ...textChecks('cursor'),
-      v.check(accepts, `cursor must be ${form}: pass back a PageInfo.endCursor of this list.`),
+      v.check(isGlobalID, `${argument} is not an id of this graph: pass back an id it handed out.`),
+    ),
+  );
+
+/** Global object ids, at most `max` of them (nodes(ids:)). */
+export const globalIds = (argument: string, max: number): Rule =>
+  optional(
+    v.pipe(
+      v.array(v.string()),
+      v.check(
+        (ids) => ids.length <= max,
+        (issue) => `${argument} holds ${(issue.input as unknown[]).length} ids; at most ${max} are allowed.`,
+      ),
+      v.check(
+        (ids) => ids.every(isGlobalID),
+        `${argument} holds a text that is not an id of this graph: pass back ids it handed out.`,
+      ),
     ),
   );
 

@@ -1,7 +1,7 @@
 import { badUserInput } from '../errors.js';
 import type { Coin, Commission, Validator, ValidatorStatistics } from '../upstream/models.js';
 import { builder, knownOrUnspecified, NULL_ON_FAILURE, type Types, UPSTREAM_COST } from './builder.js';
-import { addressCursor, pagedCost, pageOf, pageRequest, pagingArgs, slicePage } from './page.js';
+import { type CursorRule, pagedCost, pageOf, pageRequest, pagingArgs, slicePage } from './page.js';
 import { text } from './rules.js';
 
 export const CoinRef = builder.objectRef<Coin>('Coin').implement({
@@ -53,7 +53,10 @@ type ValidatorFieldBuilder = PothosSchemaTypes.ObjectFieldBuilder<Types, Validat
 
 /** Who the validator is and where it stands: names, addresses, status, stake. */
 const identityFields = (t: ValidatorFieldBuilder) => ({
-  id: t.exposeID('id', { description: 'The staking service’s identifier of the validator.' }),
+  recordId: t.exposeID('id', {
+    description:
+      'The staking service’s own record number of the validator (formerly `id`; `id` is now the global object id).',
+  }),
   moniker: t.exposeString('moniker', { description: 'The validator’s display name.' }),
   operatorAddress: t.exposeString('operatorAddress', {
     description: 'The operator address that delegations name.',
@@ -188,10 +191,12 @@ export const ValidatorStatisticsRef = builder
   });
 
 /** Validators page by the operator address of the last one seen (upstream-api.md 4.3). */
-const validatorCursor = addressCursor<Validator>(
-  (v) => v.operatorAddress,
-  'Continue after this validator: a PageInfo.endCursor (the operator address of the last one seen). Takes priority over page.',
-);
+const validatorCursor: CursorRule<Validator> = {
+  list: 'validators',
+  key: (v) => v.operatorAddress,
+  description:
+    'Continue after this validator: a PageInfo.endCursor or an edge’s cursor. Takes priority over page.',
+};
 const ValidatorPageRef = pageOf(ValidatorRef, 'Validator', 'validators, by voting power', validatorCursor);
 
 builder.queryFields((t) => ({
@@ -203,7 +208,7 @@ builder.queryFields((t) => ({
     description: `The validator set, by voting power, one page at a time.${NULL_ON_FAILURE}`,
     args: pagingArgs(t.arg, validatorCursor),
     resolve: async (_root, args, ctx) => {
-      const { page, pageSize, cursor } = pageRequest(args);
+      const { page, pageSize, cursor } = pageRequest(args, ctx, validatorCursor);
       const directory = await ctx.loaders.validatorDirectory();
       const validators = directory.list.validators;
       if (!cursor) return slicePage(validators, (page - 1) * pageSize, pageSize);

@@ -142,6 +142,8 @@ export interface ValidatorList {
 }
 
 export interface Delegation {
+  /** The delegator, as the delegations were asked for. */
+  delegatorAddress: string;
   validatorAddress: string;
   shares: string;
   balance: Coin;

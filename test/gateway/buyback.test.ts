@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { UpdateBuybackRoundDocument } from '../generated/graphql.js';
-import { useGatewayOnDevnet } from './helpers.js';
+import { idOf, useGatewayOnDevnet } from './helpers.js';
 
 const env = useGatewayOnDevnet();
 
@@ -20,6 +20,7 @@ describe('updateBuybackRound', () => {
     expect(res.errors).toBeUndefined();
     const stored = env.devnet.data.rounds.get('round-006');
     expect(res.data?.updateBuybackRound.round).toEqual({
+      id: idOf('BuybackRound', 'round-006'),
       roundId: 'round-006',
       // round-006 is the devnet's pending round.
       state: 'PENDING',

@@ -56,6 +56,9 @@ describe('cache scope, declared on the fields', () => {
       'Query.delegations': 'private',
       'Query.contractsBySymbol': 'private',
       'Query.failedTransactions': 'private',
+      // An id may name a caller's own entity (a delegation, a failed transaction, a contract).
+      'Query.node': 'private',
+      'Query.nodes': 'private',
       'Mutation.updateBuybackRound': 'private',
       'Address.delegations': 'private',
       'Address.validator': 'public',

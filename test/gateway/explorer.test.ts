@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createGateway } from '../../src/gateway.js';
 import { ContractsBySymbolDocument, FailedTransactionsDocument } from '../generated/graphql.js';
-import { graphql, testSettings, useGatewayOnDevnet } from './helpers.js';
+import { graphql, idOf, testSettings, useGatewayOnDevnet } from './helpers.js';
 
 const env = useGatewayOnDevnet();
 
@@ -17,6 +17,7 @@ describe('contractsBySymbol', () => {
     const expected = usdt().slice(0, 5);
     expect(res.data?.contractsBySymbol?.nodes).toEqual(
       expected.map((c) => ({
+        id: idOf('Contract', c.symbol, c.chain_id, c.address.toLowerCase()),
         address: c.address,
         symbol: c.symbol,
         name: c.name,
@@ -128,9 +129,9 @@ describe('failedTransactions', () => {
       expect(txs.failure[i]).toBeGreaterThan(0);
       expect(n.error).toEqual(expect.any(String));
     }
-    const last = nodes[9];
+    // The cursor is opaque (contract.md §6): the one the first page handed out, sent back.
     const next = await env.gql(FailedTransactionsDocument, {
-      variables: { pageSize: 10, cursor: String(last?.txNumber) },
+      variables: { pageSize: 10, cursor: first.data?.failedTransactions?.pageInfo.endCursor },
       token: env.devnet.token,
     });
     const second = await env.gql(FailedTransactionsDocument, {

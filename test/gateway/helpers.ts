@@ -8,6 +8,8 @@ import { type Devnet, type DevnetOptions, startDevnet } from '../../src/devnet/i
 import { CONTRACT_CODES } from '../../src/errors.js';
 import { createGateway, type Gateway, type GatewayOptions } from '../../src/gateway.js';
 import { createGatewayServer } from '../../src/http/node-server.js';
+import { decodeAddress } from '../../src/lib/address.js';
+import { encodeGlobalID } from '../../src/schema/ids.js';
 
 export interface GraphQLResponse<T = any> {
   status: number;
@@ -180,3 +182,10 @@ export async function listen(
       }),
   };
 }
+
+/** The global id the gateway gives an object: its type and key parts (src/schema/nodes.ts). */
+export const idOf = (typename: string, ...parts: (string | null)[]): string =>
+  encodeGlobalID(typename, JSON.stringify(parts));
+
+/** An address's 20 bytes as 40 hex digits, whatever its encoding: how ids name addresses. */
+export const bytesOf = (address: string): string => decodeAddress(address)?.hex as string;

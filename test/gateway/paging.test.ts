@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { useGatewayOnDevnet } from './helpers.js';
 
 /**
- * Every paged list walked whole twice, by page number and by the cursors PageInfo hands out, must
- * give the same nodes in the same order; a cursor of the wrong form is refused before any
- * upstream call.
+ * Every paged list walked whole three times, by page number, by the cursors PageInfo hands out and
+ * by Relay's `first`/`after` over edges, must give the same nodes in the same order; a cursor that
+ * is not one of the list's (made up, or another list's) is refused before any upstream call.
  */
 
 const env = useGatewayOnDevnet();
@@ -48,12 +48,13 @@ const LISTS: List[] = [
 
 interface PageAnswer {
   nodes: { key: unknown }[];
+  edges: { cursor: string; node: { key: unknown } }[];
   pageInfo: { hasNextPage: boolean; startCursor: string | null; endCursor: string | null };
 }
 
 async function fetchPage(list: List, paging: string): Promise<PageAnswer> {
   const res = await env.gql(
-    `{ ${list.field()} ${paging}) { nodes { ${list.key} } pageInfo { hasNextPage startCursor endCursor } } }`,
+    `{ ${list.field()} ${paging}) { nodes { ${list.key} } edges { cursor node { ${list.key} } } pageInfo { hasNextPage startCursor endCursor } } }`,
     { token: env.devnet.token },
   );
   expect(res.errors).toBeUndefined();
@@ -77,14 +78,48 @@ describe.each(LISTS)('$name', (list) => {
         `pageSize: ${pageSize}${cursor === null ? '' : `, cursor: ${JSON.stringify(cursor)}`}`,
       );
       byCursor.push(...answer.nodes.map((n) => n.key));
-      expect(answer.pageInfo.startCursor).toBe(String(answer.nodes[0]?.key));
-      expect(answer.pageInfo.endCursor).toBe(String(answer.nodes.at(-1)?.key));
+      // The page's ends are its first and last edges; each edge is its node's.
+      expect(answer.edges.map((e) => e.node.key)).toEqual(answer.nodes.map((n) => n.key));
+      expect(answer.pageInfo.startCursor).toBe(answer.edges[0]?.cursor);
+      expect(answer.pageInfo.endCursor).toBe(answer.edges.at(-1)?.cursor);
+      // Opaque: not the upstream's key itself.
+      expect(answer.pageInfo.endCursor).not.toBe(String(answer.nodes.at(-1)?.key));
       if (!answer.pageInfo.hasNextPage) break;
       cursor = answer.pageInfo.endCursor;
     }
+    const byRelay: unknown[] = [];
+    let after: string | null = null;
+    for (;;) {
+      const answer = await fetchPage(
+        list,
+        `first: ${pageSize}${after === null ? '' : `, after: ${JSON.stringify(after)}`}`,
+      );
+      byRelay.push(...answer.edges.map((e) => e.node.key));
+      if (!answer.pageInfo.hasNextPage) break;
+      after = answer.edges.at(-1)?.cursor ?? null;
+    }
     expect(byPage.length).toBeGreaterThan(pageSize);
     expect(byCursor).toEqual(byPage);
+    expect(byRelay).toEqual(byPage);
     expect(new Set(byPage).size).toBe(byPage.length);
+  });
+
+  it('refuses another list’s cursor, and Relay’s names beside ours, before any upstream call', async () => {
+    const other = LISTS.find((l) => l.name !== list.name) as List;
+    const foreign = (await fetchPage(other, 'pageSize: 1')).pageInfo.endCursor;
+    env.devnet.resetRecords();
+    const res = await env.gql(
+      `{ ${list.field()} after: ${JSON.stringify(foreign)}) { nodes { ${list.key} } } }`,
+      {
+        token: env.devnet.token,
+      },
+    );
+    expect(res.errors?.[0]?.extensions).toEqual({ code: 'BAD_USER_INPUT', argument: 'after' });
+    const both = await env.gql(`{ ${list.field()} first: 2, pageSize: 2) { nodes { ${list.key} } } }`, {
+      token: env.devnet.token,
+    });
+    expect(both.errors?.[0]?.extensions).toEqual({ code: 'BAD_USER_INPUT', argument: 'first' });
+    expect(env.devnet.requests).toHaveLength(0);
   });
 
   it('refuses a cursor of the wrong form before any upstream call', async () => {

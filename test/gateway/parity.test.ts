@@ -226,12 +226,12 @@ describe('the same answer on both transports', () => {
       'BAD_USER_INPUT',
     ],
     [
-      'an unknown persisted query',
+      'an unknown persisted query (the client then registers it)',
       {
         headers: JSON_POST,
         body: JSON.stringify({ extensions: { persistedQuery: { version: 1, sha256Hash: 'ab'.repeat(32) } } }),
       },
-      'BAD_USER_INPUT',
+      'PERSISTED_QUERY_NOT_FOUND',
     ],
     [
       'a GET without a CSRF-safe header',

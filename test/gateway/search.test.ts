@@ -5,7 +5,7 @@ import {
   SearchBoxDocument,
   TransactionPageDocument,
 } from '../generated/graphql.js';
-import { useGatewayOnDevnet } from './helpers.js';
+import { bytesOf, idOf, useGatewayOnDevnet } from './helpers.js';
 
 const env = useGatewayOnDevnet();
 
@@ -63,12 +63,13 @@ describe('search', () => {
         kind: 'BLOCK',
         identity: '321',
         canonicalUrl: '/blocks/321',
-        target: { __typename: 'Block', height: 321, hash: blocks.hash[320] },
+        target: { __typename: 'Block', id: idOf('Block', '321'), height: 321, hash: blocks.hash[320] },
       },
     ]);
     const byAddress = await env.gql(ExactSearchDocument, { variables: { query: addresses[9] } });
     expect(byAddress.data?.search?.results[0]?.target).toEqual({
       __typename: 'Address',
+      id: idOf('Address', bytesOf(addresses[9] as string)),
       address: addresses[9],
     });
     const nothing = await env.gql(ExactSearchDocument, { variables: { query: 'not a hash' } });
@@ -82,6 +83,7 @@ describe('block and transaction', () => {
     const res = await env.gql(BlockPageDocument, { variables: { height: 1234 } });
     const proposer = validators[blocks.proposer[1233] as number];
     expect(res.data?.block).toEqual({
+      id: idOf('Block', '1234'),
       height: 1234,
       hash: blocks.hash[1233],
       blockTime: new Date((blocks.time[1233] as number) * 1000).toISOString().replace('.000Z', 'Z'),
@@ -89,6 +91,7 @@ describe('block and transaction', () => {
       actionCountComplete: true,
       proposer: proposer?.consensus_address,
       proposerValidator: {
+        id: idOf('Validator', bytesOf(proposer?.operator_address as string)),
         moniker: proposer?.moniker,
         operatorAddress: env.devnet.stakeAddress(proposer?.operator_address as string),
         imageUrl: proposer?.image_url,

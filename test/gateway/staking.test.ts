@@ -3,7 +3,7 @@ import { createGateway } from '../../src/gateway.js';
 import { ValidatorCache, ValidatorDirectory } from '../../src/graphql/loaders.js';
 import type { ValidatorStatistics } from '../../src/upstream/models.js';
 import { DelegatorPortfolioDocument, ValidatorTableDocument } from '../generated/graphql.js';
-import { graphql, testSettings, useGatewayOnDevnet } from './helpers.js';
+import { bytesOf, graphql, idOf, testSettings, useGatewayOnDevnet } from './helpers.js';
 
 const env = useGatewayOnDevnet();
 /** A canonical devnet address as staking sends it, and so as the graph shows it, in this dialect. */
@@ -23,20 +23,29 @@ describe('validators', () => {
     expect(res.errors).toBeUndefined();
     const expected = byPower().slice(30, 60);
     const page = res.data?.validators;
-    expect(page?.pageInfo).toEqual({
+    const { endCursor, ...pageInfo } = page?.pageInfo ?? {};
+    expect(pageInfo).toEqual({
       page: 2,
       pageSize: 30,
       total: String(env.devnet.data.validators.length),
       totalPages: Math.ceil(env.devnet.data.validators.length / 30),
       hasPreviousPage: true,
       hasNextPage: true,
-      endCursor: onWire(expected.at(-1)?.operator_address),
     });
+    // The end cursor, passed back, continues after the last validator of the page.
+    const next = await env.gql(
+      'query($c: String) { validators(pageSize: 1, cursor: $c) { nodes { operatorAddress } } }',
+      { variables: { c: endCursor } },
+    );
+    expect(next.data?.validators?.nodes.map((v: { operatorAddress: string }) => v.operatorAddress)).toEqual([
+      onWire(byPower()[60]?.operator_address),
+    ]);
     expect(page?.nodes.map((v) => v.operatorAddress)).toEqual(
       expected.map((v) => onWire(v.operator_address)),
     );
     const [first] = expected;
     expect(page?.nodes[0]).toEqual({
+      id: idOf('Validator', bytesOf(first?.operator_address as string)),
       moniker: first?.moniker,
       operatorAddress: onWire(first?.operator_address),
       bondStatus: BOND_STATUSES[first?.status ?? 0],
@@ -117,7 +126,7 @@ describe('delegations', () => {
   it('joins each delegation to its validator with exactly one delegations call and one validator list read', async () => {
     const { address, list } = richDelegator();
     const res = await graphql(env.coldGateway(), DelegatorPortfolioDocument, {
-      variables: { delegator: address, pageSize: 20 },
+      variables: { delegator: address, first: 20 },
     });
     expect(res.errors).toBeUndefined();
     const nodes = res.data?.delegations?.nodes ?? [];
@@ -127,11 +136,14 @@ describe('delegations', () => {
       const validator = env.devnet.data.validators.find(
         (v) => v.operator_address === record?.delegation.validator_address,
       );
+      const validatorBytes = bytesOf(record?.delegation.validator_address as string);
       expect(node).toEqual({
+        id: idOf('Delegation', bytesOf(address), validatorBytes),
         validatorAddress: onWire(record?.delegation.validator_address),
         shares: record?.delegation.shares,
         balance: record?.balance,
         validator: {
+          id: idOf('Validator', validatorBytes),
           moniker: validator?.moniker,
           bondStatus: BOND_STATUSES[validator?.status ?? 0],
           jailed: validator?.jailed,
@@ -145,8 +157,10 @@ describe('delegations', () => {
       total: String(list.length),
       totalPages: Math.ceil(list.length / 20),
       hasNextPage: list.length > 20,
-      endCursor: onWire(list[19]?.delegation.validator_address),
+      // Opaque: the cursor of the last edge.
+      endCursor: res.data?.delegations?.edges.at(-1)?.cursor,
     });
+    expect(res.data?.delegations?.edges).toHaveLength(20);
     const delegationCalls = env.devnet.requests.filter((r) => r.path === '/stake/delegator/delegations');
     const validatorPages = env.devnet.requests.filter((r) => r.path === '/stake/validators');
     expect(delegationCalls).toHaveLength(1);
@@ -157,10 +171,16 @@ describe('delegations', () => {
 
   it('passes page, page size and cursor under their REST names', async () => {
     const { address, list } = richDelegator();
+    // The cursor of the fifth delegation, as the gateway hands it out.
+    const first = await env.gql(
+      `query($a: String!) { delegations(delegatorAddress: $a, pageSize: 5) { pageInfo { endCursor } } }`,
+      { variables: { a: address } },
+    );
     const cursor = onWire(list[4]?.delegation.validator_address);
+    env.devnet.resetRecords();
     const res = await env.gql(
       `query($a: String!, $c: String) { delegations(delegatorAddress: $a, page: 3, pageSize: 5, cursor: $c) { pageInfo { page hasPreviousPage } nodes { validatorAddress } } }`,
-      { variables: { a: address, c: cursor } },
+      { variables: { a: address, c: first.data?.delegations?.pageInfo.endCursor } },
     );
     expect(res.data?.delegations?.nodes.map((n: { validatorAddress: string }) => n.validatorAddress)).toEqual(
       list.slice(5, 10).map((d) => onWire(d.delegation.validator_address)),

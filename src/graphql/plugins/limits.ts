@@ -8,6 +8,7 @@ import {
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { Limits } from '../../config.js';
+import { oneSpellingPerArgument } from '../../schema/page.js';
 
 /**
  * Static limits on a document, checked at validation, before anything executes: depth, aliases,
@@ -92,6 +93,8 @@ export function limitPlugins(limits: Limits, policy: DocumentPolicy): Plugin[] {
     {
       onValidate({ addValidationRule }) {
         addValidationRule(rootFields);
+        // Relay's paging names beside ours (`first`/`pageSize`, `after`/`cursor`): one of a pair.
+        addValidationRule(oneSpellingPerArgument);
         if (!policy.introspection) addValidationRule(NoSchemaIntrospectionCustomRule);
       },
       // Before anything prices, coerces or executes them: variables too deep or too many.

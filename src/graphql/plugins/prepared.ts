@@ -71,6 +71,19 @@ const DOCUMENT_BYTES_BASE = 2_048;
 const PLAN_BYTES_PER_FIELD = 2_048;
 const PLAN_BYTES_BASE = 8_192;
 
+/** Whether a document asks for incremental delivery (`@defer`, `@stream`) anywhere. */
+function incremental(document: DocumentNode): boolean {
+  let found = false;
+  visit(document, {
+    Directive(node) {
+      if (node.name.value !== 'defer' && node.name.value !== 'stream') return undefined;
+      found = true;
+      return BREAK;
+    },
+  });
+  return found;
+}
+
 /** Fields a document selects (its operations and fragments), for a compiled plan's estimate. */
 function fieldCount(document: DocumentNode): number {
   let fields = 0;
@@ -339,6 +352,11 @@ export class DocumentCache {
     const operation = preparedOperation(args.document, args.operationName);
     if (operation?.operation.operation !== 'query') return null;
     if (operation.compiled === 'interpret') return null;
+    // graphql-jit answers @defer and @stream in one piece: such a query always runs interpreted.
+    if (incremental(args.document)) {
+      operation.compiled = 'interpret';
+      return null;
+    }
     if (operation.compiled) return operation.compiled;
     if (!this.hot(operation)) return null;
     const compiled = compileQuery(args.schema, args.document, args.operationName ?? undefined);

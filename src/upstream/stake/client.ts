@@ -141,15 +141,18 @@ const toStatistics = (value: unknown): ValidatorStatistics => {
   };
 };
 
-const toDelegation = (value: unknown): Delegation => {
-  const item = obj(value, 'delegation response');
-  const d = obj(item.delegation, 'delegation');
-  return {
-    validatorAddress: str(d, 'validatorAddress'),
-    shares: decimal(d, 'shares'),
-    balance: toCoin(item.balance),
+const toDelegation =
+  (delegatorAddress: string) =>
+  (value: unknown): Delegation => {
+    const item = obj(value, 'delegation response');
+    const d = obj(item.delegation, 'delegation');
+    return {
+      delegatorAddress,
+      validatorAddress: str(d, 'validatorAddress'),
+      shares: decimal(d, 'shares'),
+      balance: toCoin(item.balance),
+    };
   };
-};
 
 const toRound = (o: Obj): BuybackRound => {
   const r = obj(o.round, 'round');
@@ -205,7 +208,7 @@ export class StakeClient {
       if (typeof first?.delegation?.delegatorAddress === 'string') {
         this.accounts.learnFrom(first.delegation.delegatorAddress);
       }
-      return { nodes: items.map(toDelegation), pageInfo: toPageInfo(o.pagination) };
+      return { nodes: items.map(toDelegation(delegator)), pageInfo: toPageInfo(o.pagination) };
     });
   }
 
