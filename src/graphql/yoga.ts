@@ -3,6 +3,7 @@ import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import { createYoga, maskError, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { GatewayOptions } from '../gateway.js';
 import { type CorsPolicy, useAnswers } from '../http/answer.js';
+import { useRequestBodyLimit } from '../http/body-limit.js';
 import { useOperationalEndpoints } from '../http/endpoints.js';
 import type { LiveUpdates } from '../live/index.js';
 import { yogaLogger } from '../ops/logger.js';
@@ -71,6 +72,7 @@ function pipeline(options: GatewayOptions, parts: YogaParts): Plugin[] {
     ...(persisted ? [usePersistedOnly(persisted)] : []),
     ...(parts.persistedQueries ? [useAutomaticPersistedQueries(parts.persistedQueries)] : []),
     useCsrfPrevention(),
+    useRequestBodyLimit(options.limits.requestBytes),
     ...limitPlugins(options.limits, options),
     // @defer and @stream: multipart/mixed (or SSE) answers, interpreted, never cached.
     useDeferStream(),
@@ -96,7 +98,8 @@ export function createGatewayYoga(options: GatewayOptions, parts: YogaParts): Ga
     cors: false,
     graphqlEndpoint: '/graphql',
     landingPage: false,
-    maxRequestBodySize: options.limits.requestBytes,
+    // The body cap is useRequestBodyLimit's: Yoga's holds about 10 KB per open stream.
+    maxRequestBodySize: false,
     parserAndValidationCache: false,
     multipart: false,
     // GraphiQL's assets inlined in the page: it works offline and loads nothing from a CDN. Loaded

@@ -28,6 +28,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { generate } from '../../src/devnet/data.js';
 import { startRedis } from '../support/redis.js';
+import { runLive } from './live.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const SEED = 'bench';
@@ -707,7 +708,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1
       : mode === 'flood'
         ? await runFlood(options, console.log, cliOption('target', 'dist'))
         : mode === 'live'
-          ? await (await import('./live.js')).runLive(Number(cliOption('subscribers', '10000')))
+          ? await runLive(Number(cliOption('subscribers', '10000')))
           : await runBenchmark(options);
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);

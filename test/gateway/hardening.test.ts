@@ -95,6 +95,34 @@ describe('HTTP rules', () => {
     }
   });
 
+  it('counts a body of unknown length (chunked) as it arrives: 413 past the cap', async () => {
+    const http = await listen(env.gateway);
+    const chunked = (bytes: number) => {
+      const text = JSON.stringify({ query: '{ __typename }', variables: { pad: 'x'.repeat(bytes) } });
+      const chunks = [text.slice(0, 1000), text.slice(1000)].map((part) => new TextEncoder().encode(part));
+      const body = new ReadableStream({
+        pull: (controller) => {
+          const next = chunks.shift();
+          if (next) controller.enqueue(next);
+          else controller.close();
+        },
+      });
+      return fetch(http.url, { method: 'POST', headers: json, body, duplex: 'half' } as RequestInit);
+    };
+    try {
+      const big = await chunked(1_050_000);
+      expect(big.status).toBe(413);
+      expect(await readAnswer(big)).toEqual({
+        errors: [expect.objectContaining({ message: 'Request body too large' })],
+      });
+      const fits = await chunked(900_000);
+      expect(fits.status).toBe(200);
+      expect(await readAnswer(fits)).toEqual({ data: { __typename: 'Query' } });
+    } finally {
+      await http.close();
+    }
+  });
+
   it('refuses batched arrays unless configured', async () => {
     const batch = JSON.stringify([{ query: '{ __typename }' }, { query: '{ __typename }' }]);
     const refused = await post(env.gateway, batch, json);
