@@ -12,7 +12,7 @@ import { createRequestListener } from './http/fast-path.js';
 import { LiveUpdates } from './live/index.js';
 import { GatewayMetrics } from './ops/metrics.js';
 import type { Telemetry } from './ops/request-trace.js';
-import { RedisStore } from './scale/redis.js';
+import { type KeyedRedis, RedisStore } from './scale/redis.js';
 import { SharedCache, sharedKeyPrefix } from './scale/shared-cache.js';
 import { CursorCodec } from './schema/cursors.js';
 import { printedSchema } from './schema/print.js';
@@ -98,7 +98,7 @@ function connectRedis(options: GatewayOptions, telemetry: Telemetry) {
     (cache, result) => metrics.observeSharedCache(cache, result),
   );
   // What else lives in Redis (live leases and events, persisted queries) under the same prefix.
-  const keyed = { store: redis, prefix: shared.prefix };
+  const keyed: KeyedRedis = { store: redis, prefix: shared.prefix };
   return { redis, shared, keyed };
 }
 
@@ -117,7 +117,7 @@ function rateLimitFor(options: GatewayOptions, telemetry: Telemetry, redis: Redi
  * (unless CURSOR_SECRET says otherwise), and Apollo's automatic persisted queries unless a
  * manifest says which operations run.
  */
-function clientCachesFor(options: GatewayOptions, keyed: { store: RedisStore; prefix: string } | null) {
+function clientCachesFor(options: GatewayOptions, keyed: KeyedRedis | null) {
   const cursors = new CursorCodec(
     options.cursorSecret ??
       sharedKeyPrefix('cursors', { urls: options.upstreamUrls, dialects: options.dialects }),

@@ -93,6 +93,11 @@ async function serve(config: Config, { worker, devnet, onDevnet, drainMs }: Serv
     ...(worker ? { scrapeMetrics: worker.metrics } : {}),
   });
   worker?.share(gateway.metrics.registry);
+  if (config.upstreams && !config.cursorSecret) {
+    logger.warn(
+      'CURSOR_SECRET is not set: page cursors are signed with a key derived from the upstream URLs, which anyone who knows them can forge',
+    );
+  }
   const server = createGatewayServer(gateway.listener, config.server, () =>
     gateway.metrics.observeRefusedConnection(),
   );

@@ -21,6 +21,10 @@ export interface Context {
   cursors: CursorCodec;
 }
 
+/** The token explorer reads go with: the caller's, else the server's EXPLORER_TOKEN; null: none. */
+export const explorerTokenOf = (ctx: Pick<Context, 'callerToken' | 'explorerToken'>): string | null =>
+  ctx.callerToken ?? ctx.explorerToken;
+
 /** The token of an `Authorization: Bearer <token>` header; null for no header or another scheme. */
 export function bearerToken(header: string | null): string | null {
   const match = header ? /^Bearer +([\x21-\x7e]+) *$/i.exec(header) : null;

@@ -15,7 +15,7 @@ import type { Upstreams } from '../upstream/index.js';
 import { bearerToken, type Context } from './context.js';
 import { EXAMPLE_QUERY, graphiqlPageOptions } from './graphiql.js';
 import { Loaders, type ValidatorCache } from './loaders.js';
-import { type PersistedQueryStore, useAutomaticPersistedQueries } from './plugins/apq.js';
+import { automaticPersistedQueries, type PersistedQueryStore } from './plugins/apq.js';
 import { usePricing } from './plugins/cost.js';
 import { useCsrfPrevention } from './plugins/csrf.js';
 import { limitPlugins } from './plugins/limits.js';
@@ -57,6 +57,7 @@ const maskGatewayError = (error: unknown, message: string): Error => maskError(e
  */
 function pipeline(options: GatewayOptions, parts: YogaParts): Plugin[] {
   const persisted = options.persistedOperations ?? null;
+  const apq = parts.persistedQueries ? automaticPersistedQueries(parts.persistedQueries) : null;
   return [
     // First: every request gets its trace (and so its x-request-id), health checks included.
     useTelemetry(parts.telemetry, operationLabeler()),
@@ -70,7 +71,7 @@ function pipeline(options: GatewayOptions, parts: YogaParts): Plugin[] {
     }),
     // Either a manifest says which operations run, or clients register theirs (Apollo's APQ).
     ...(persisted ? [usePersistedOnly(persisted)] : []),
-    ...(parts.persistedQueries ? [useAutomaticPersistedQueries(parts.persistedQueries)] : []),
+    ...(apq ? [apq.lookup] : []),
     useCsrfPrevention(),
     useRequestBodyLimit(options.limits.requestBytes),
     ...limitPlugins(options.limits, options),
@@ -81,6 +82,8 @@ function pipeline(options: GatewayOptions, parts: YogaParts): Plugin[] {
     // Before execution (and before the response cache): every operation is priced, refused over
     // MAX_COMPLEXITY, and charged its cost to its client's budget.
     usePricing(parts.rateLimit),
+    // A document sent with its hash is kept only now: valid, priced and charged.
+    ...(apq ? [apq.register] : []),
     // After the limits, whose rules are part of the validation it keeps (refusals included).
     // Queries hot enough are compiled by graphql-jit; the mutation and cold documents are interpreted.
     parts.documents.plugin(),

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { addressKey } from '../lib/address.js';
 import type { GatewayMetrics } from '../ops/metrics.js';
-import type { RedisStore } from '../scale/redis.js';
+import type { KeyedRedis } from '../scale/redis.js';
 import type { CallScope } from '../upstream/http.js';
 import type { Upstreams } from '../upstream/index.js';
 import type {
@@ -38,7 +38,7 @@ export interface LiveDeps {
   metrics: GatewayMetrics;
   logger: Logger;
   /** With REDIS_URL: one poller per source across the deployment, events through Redis. */
-  redis: { store: RedisStore; prefix: string } | null;
+  redis: KeyedRedis | null;
   /** Told of each validator list a poll read: the list queries share is refreshed with it. */
   validatorsRead(list: ValidatorList): void;
 }

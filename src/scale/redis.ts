@@ -36,6 +36,12 @@ export interface RedisStoreOptions {
   halfOpenAfterMs?: number;
 }
 
+/** The connection, and the prefix of the deployment's keys (what else lives in Redis beside the shared caches). */
+export interface KeyedRedis {
+  store: RedisStore;
+  prefix: string;
+}
+
 export class RedisStore {
   readonly client: Redis;
   private readonly breaker: CircuitBreakerPolicy;

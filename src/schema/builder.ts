@@ -4,7 +4,7 @@ import RelayPlugin from '@pothos/plugin-relay';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import ValidationPlugin from '@pothos/plugin-validation';
 import { unauthenticated } from '../errors.js';
-import type { Context } from '../graphql/context.js';
+import { type Context, explorerTokenOf } from '../graphql/context.js';
 import CacheScopePlugin from './cache-scope.js';
 import { decodeGlobalID, encodeGlobalID } from './ids.js';
 import { globalId, globalIds, ruleError } from './rules.js';
@@ -41,7 +41,7 @@ export const builder = new SchemaBuilder<GatewayTypes>({
   plugins: [RelayPlugin, ValidationPlugin, ScopeAuthPlugin, ComplexityPlugin, CacheScopePlugin],
   relay: {
     encodeGlobalID,
-    decodeGlobalID: (globalID) => decodeGlobalID(globalID),
+    decodeGlobalID,
     nodeTypeOptions: {
       description:
         'An object with a global id: fetch it again with `node(id:)`. The id is opaque and stable, the same whichever upstream dialect or address encoding the data came in.',
@@ -78,7 +78,7 @@ export const builder = new SchemaBuilder<GatewayTypes>({
   scopeAuth: {
     authScopes: (ctx) => ({
       callerToken: ctx.callerToken !== null,
-      explorerToken: (ctx.callerToken ?? ctx.explorerToken) !== null,
+      explorerToken: explorerTokenOf(ctx) !== null,
     }),
     // A subscription's scopes are checked once, when it starts, not at each event.
     authorizeOnSubscribe: true,
@@ -95,7 +95,7 @@ export const builder = new SchemaBuilder<GatewayTypes>({
   complexity: {
     defaultComplexity: 1,
     // Short lists (search suggestions, rewards) count 10 items; paged fields set their own
-    // multiplier from pageSize, and their `nodes` list multiplies by 1.
+    // multiplier from pageSize (or first), and their `nodes` and `edges` lists multiply by 1.
     defaultListMultiplier: 10,
     // Declarations only: every operation is priced once before it runs, by the pipeline's pricing
     // step (graphql/plugins/cost.ts), which also refuses it over MAX_COMPLEXITY.

@@ -14,7 +14,8 @@ import { badUserInput } from '../errors.js';
  */
 
 const VERSION = 'c1';
-const MAX_CURSOR = 600;
+/** The longest cursor taken back: room for an upstream key of about 3 KB. */
+export const MAX_CURSOR = 4_096;
 
 export class CursorCodec {
   constructor(private readonly secret: string) {}

@@ -32,8 +32,7 @@ export const DelegationRef = builder.objectRef<Delegation>('Delegation').impleme
 const delegationCursor: CursorRule<Delegation> = {
   list: 'delegations',
   key: (d) => d.validatorAddress,
-  description:
-    'Continue after this delegation: a PageInfo.endCursor or an edge’s cursor. Takes priority over page.',
+  item: 'delegation',
 };
 const DelegationPageRef = pageOf(
   DelegationRef,

@@ -1,4 +1,5 @@
-import type { Context } from '../graphql/context.js';
+import { unauthenticated } from '../errors.js';
+import { type Context, explorerTokenOf } from '../graphql/context.js';
 import type { Contract, FailedTransaction } from '../upstream/models.js';
 import { builder, NULL_ON_FAILURE } from './builder.js';
 import { type CursorRule, pagedCost, pageOf, pageRequest, pagingArgs } from './page.js';
@@ -8,10 +9,15 @@ import { textDateTime, unixDateTime } from './scalars.js';
 /** Contracts (4.4) and failed transactions (4.5): the explorer's reads, behind a bearer token. */
 
 /**
- * The caller's token, else the server's EXPLORER_TOKEN: the `explorerToken` scope the explorer's
- * fields declare guarantees one, and without it no explorer call is made.
+ * The token an explorer read goes with (explorerTokenOf). The `explorerToken` scope the explorer's
+ * fields declare guarantees one; a field without that scope (a node) answers UNAUTHENTICATED
+ * without one, and no explorer call is made.
  */
-const explorerToken = (ctx: Context): string => (ctx.callerToken ?? ctx.explorerToken) as string;
+export function explorerToken(ctx: Context): string {
+  const token = explorerTokenOf(ctx);
+  if (!token) throw unauthenticated('Reading this needs an `Authorization: Bearer <token>` header.');
+  return token;
+}
 
 export const ContractRef = builder.objectRef<Contract>('Contract').implement({
   description: 'A token or NFT contract known to the explorer. Fields the explorer did not send are null.',
@@ -126,8 +132,7 @@ export const FailedTransactionRef = builder.objectRef<FailedTransaction>('Failed
 const contractCursor: CursorRule<Contract> = {
   list: 'contracts',
   key: (c) => c.address,
-  description:
-    'Continue after this contract: a PageInfo.endCursor or an edge’s cursor. Takes priority over page.',
+  item: 'contract',
 };
 /** Failed transactions page by the txNumber of the last one seen, or its "blockHeight:actionIndex". */
 const failedTransactionCursor: CursorRule<FailedTransaction> = {
@@ -138,8 +143,7 @@ const failedTransactionCursor: CursorRule<FailedTransaction> = {
       : tx.blockHeight !== null && tx.actionIndex !== null
         ? `${tx.blockHeight}:${tx.actionIndex}`
         : null,
-  description:
-    'Continue after this transaction: a PageInfo.endCursor or an edge’s cursor. Takes priority over page.',
+  item: 'transaction',
 };
 const ContractPageRef = pageOf(ContractRef, 'Contract', 'contracts, by address', contractCursor);
 const FailedTransactionPageRef = pageOf(

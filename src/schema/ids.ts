@@ -24,26 +24,21 @@ const MAX_ID = 1_024;
 export const encodeGlobalID = (typename: string, id: string | number | bigint): string =>
   Buffer.from(`${typename}:${id}`).toString('base64url');
 
-/** The type and key of a global id; BAD_USER_INPUT naming `argument` for anything else. */
-export function decodeGlobalID(globalID: string, argument = 'id'): { typename: string; id: string } {
-  const text =
-    globalID.length <= MAX_ID && /^[A-Za-z0-9_-]+$/.test(globalID)
-      ? Buffer.from(globalID, 'base64url').toString('utf8')
-      : '';
+/** The type and key of a global id of this graph; null for any other text. */
+export function parseGlobalID(globalID: string): { typename: string; id: string } | null {
+  if (globalID.length > MAX_ID || !/^[A-Za-z0-9_-]+$/.test(globalID)) return null;
+  const text = Buffer.from(globalID, 'base64url').toString('utf8');
   const separator = text.indexOf(':');
   const typename = text.slice(0, separator);
-  if (separator < 1 || !TYPES.has(typename)) {
-    throw badUserInput(argument, `${argument} is not an id of this graph: pass back an id it handed out.`);
-  }
-  return { typename, id: text.slice(separator + 1) };
+  return separator > 0 && TYPES.has(typename) ? { typename, id: text.slice(separator + 1) } : null;
 }
 
 /** Whether a text is a global id of this graph (the rule of `node(id:)` and `nodes(ids:)`). */
-export const isGlobalID = (globalID: string): boolean => {
-  try {
-    decodeGlobalID(globalID);
-    return true;
-  } catch {
-    return false;
-  }
-};
+export const isGlobalID = (globalID: string): boolean => parseGlobalID(globalID) !== null;
+
+/** The type and key of a global id; BAD_USER_INPUT for anything else (the relay plugin's decoder). */
+export function decodeGlobalID(globalID: string): { typename: string; id: string } {
+  const decoded = parseGlobalID(globalID);
+  if (!decoded) throw badUserInput('id', 'id is not an id of this graph: pass back an id it handed out.');
+  return decoded;
+}

@@ -2,7 +2,7 @@ import { GraphQLError } from 'graphql';
 import type { Context } from '../graphql/context.js';
 import { builder, UPSTREAM_COST } from './builder.js';
 import { BlockRef } from './chain.js';
-import { FailedTransactionRef } from './explorer.js';
+import { explorerToken, FailedTransactionRef } from './explorer.js';
 import { address } from './rules.js';
 import { ValidatorRef, ValidatorStatisticsRef } from './validators.js';
 
@@ -40,7 +40,7 @@ builder.subscriptionFields((t) => ({
     description:
       'Each new failed transaction, oldest first. Needs a bearer token (or the server’s EXPLORER_TOKEN), checked once when the subscription starts: UNAUTHENTICATED and no stream when the explorer refuses it. Events read with one token reach only the subscribers that presented it.',
     subscribe: async (_root, _args, ctx) => {
-      const token = (ctx.callerToken ?? ctx.explorerToken) as string;
+      const token = explorerToken(ctx);
       const stream = await ctx.live.failedTransactionAdded(ctx.stream, token, ctx.loaders.scope);
       if (stream) return stream;
       throw new GraphQLError('The explorer service rejected the access token.', {

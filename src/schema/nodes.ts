@@ -1,4 +1,4 @@
-import { badUserInput, unauthenticated } from '../errors.js';
+import { badUserInput } from '../errors.js';
 import type { Context } from '../graphql/context.js';
 import { decodeAddress } from '../lib/address.js';
 import type {
@@ -14,7 +14,7 @@ import { builder } from './builder.js';
 import { BuybackRoundRef } from './buyback.js';
 import { AddressRef, BlockRef, TransactionRef } from './chain.js';
 import { DelegationRef } from './delegations.js';
-import { ContractRef, FailedTransactionRef } from './explorer.js';
+import { ContractRef, explorerToken, FailedTransactionRef } from './explorer.js';
 import { ValidatorRef } from './validators.js';
 
 /**
@@ -25,8 +25,18 @@ import { ValidatorRef } from './validators.js';
  * Relay's global ids (@pothos/plugin-relay), in the encoding of ids.ts.
  */
 
-/** An address's 20 bytes as 40 lowercase hex digits; the text itself when it is no address. */
-const bytesOf = (address: string) => decodeAddress(address)?.hex ?? address.toLowerCase();
+/**
+ * An address as an id names it: its 20 bytes as 40 lowercase hex digits, in whichever encoding it
+ * came; a text the gateway cannot decode (a key of an unfamiliar form) as itself after a `~`, so
+ * that it still round-trips and two such texts never merge.
+ */
+const addressPart = (address: string) => {
+  const decoded = decodeAddress(address);
+  return decoded ? decoded.hex : `~${address}`;
+};
+
+/** The address an id's part names, as the graph's arguments take it: `0x…`, or the text itself. */
+const addressOf = (part: string) => (part.startsWith('~') ? part.slice(1) : `0x${part}`);
 
 /** An id's parts, one string each (the relay plugin's "id" of a type, before encoding). */
 const key = (...parts: (string | number | null)[]) => JSON.stringify(parts);
@@ -42,7 +52,7 @@ function parts(id: string, count: number): (string | null)[] {
   if (
     !Array.isArray(value) ||
     value.length !== count ||
-    value.some((part) => part !== null && (typeof part !== 'string' || part.length > 256))
+    value.some((part) => part !== null && typeof part !== 'string')
   ) {
     throw badUserInput('id', 'id is not an id this gateway handed out.');
   }
@@ -50,14 +60,19 @@ function parts(id: string, count: number): (string | null)[] {
 }
 
 const HEX_BYTES = /^[0-9a-f]{40}$/;
+/** An address part: 40 hex digits, or `~` and a text. */
+const ADDRESS_PART = /^(?:[0-9a-f]{40}|~.+)$/s;
 const HASH = /^0x[0-9a-f]{64}$/;
 
 /** A part that must match `pattern`, else the id is malformed. */
-const matching = (part: string | null, pattern: RegExp): string => {
-  if (part === null || !pattern.test(part))
+const matching = (part: string | null | undefined, pattern: RegExp): string => {
+  if (part == null || !pattern.test(part))
     throw badUserInput('id', 'id is not an id this gateway handed out.');
   return part;
 };
+
+/** The one part of a one-part id, matching `pattern`. */
+const single = (id: string, pattern: RegExp) => matching(parts(id, 1)[0], pattern);
 
 /**
  * Each id's result: what `load` gave, or its error, as a value: graphql-js raises an Error value as
@@ -66,17 +81,10 @@ const matching = (part: string | null, pattern: RegExp): string => {
 const each = <I, T>(ids: I[], load: (id: I) => Promise<T | null>) =>
   Promise.all(ids.map((id) => load(id).catch((error: Error) => error as unknown as T)));
 
-/** The token the explorer's nodes are read with, as their list fields do; UNAUTHENTICATED without one. */
-const explorerToken = (ctx: Context): string => {
-  const token = ctx.callerToken ?? ctx.explorerToken;
-  if (!token) throw unauthenticated('Reading this node needs an `Authorization: Bearer <token>` header.');
-  return token;
-};
-
 builder.nodeRef(BlockRef, {
   id: {
     resolve: (b: Block) => key(String(b.height)),
-    parse: (id) => Number(matching(parts(id, 1)[0] as string, /^[1-9]\d{0,9}$/)),
+    parse: (id) => Number(single(id, /^[1-9]\d{0,9}$/)),
   },
   loadManyWithoutCache: (heights: number[], ctx: Context) => each(heights, (h) => ctx.loaders.block(h)),
 });
@@ -84,37 +92,44 @@ builder.nodeRef(BlockRef, {
 builder.nodeRef(TransactionRef, {
   id: {
     resolve: (tx: Transaction) => key(tx.hash.toLowerCase()),
-    parse: (id) => matching(parts(id, 1)[0] as string, HASH),
+    parse: (id) => single(id, HASH),
   },
   loadManyWithoutCache: (hashes: string[], ctx: Context) => each(hashes, (h) => ctx.loaders.transaction(h)),
 });
 
-// Any 20 bytes are an address: one is never missing, and reading it calls no upstream.
+// Any address is one: it is never missing, and reading it calls no upstream.
 builder.nodeRef(AddressRef, {
   id: {
-    resolve: (a: { address: string }) => key(bytesOf(a.address)),
-    parse: (id) => matching(parts(id, 1)[0] as string, HEX_BYTES),
+    resolve: (a: { address: string }) => key(addressPart(a.address)),
+    parse: (id) => single(id, ADDRESS_PART),
   },
-  loadManyWithoutCache: async (hexes: string[]) => hexes.map((hex) => ({ address: `0x${hex}` })),
+  loadManyWithoutCache: async (addresses: string[]) =>
+    addresses.map((part) => ({ address: addressOf(part) })),
 });
 
-// Validators by their operator's bytes, all from the one validator list.
+// Validators by their operator address, all from the one validator list.
 builder.nodeRef(ValidatorRef, {
   id: {
-    resolve: (v: Validator) => key(bytesOf(v.operatorAddress)),
-    parse: (id) => matching(parts(id, 1)[0] as string, HEX_BYTES),
+    resolve: (v: Validator) => key(addressPart(v.operatorAddress)),
+    parse: (id) => single(id, ADDRESS_PART),
   },
-  loadManyWithoutCache: async (hexes: string[], ctx: Context) => {
+  loadManyWithoutCache: async (operators: string[], ctx: Context) => {
     const directory = await ctx.loaders.validatorDirectory();
-    return hexes.map((hex) => directory.byOperator(hex));
+    return operators.map((part) =>
+      part.startsWith('~') ? directory.find(part.slice(1)) : directory.byOperator(part),
+    );
   },
 });
 
 // A delegation by its delegator's and its validator's bytes: one read of the delegator's list.
 builder.nodeRef(DelegationRef, {
   id: {
-    resolve: (d: Delegation) => key(bytesOf(d.delegatorAddress), bytesOf(d.validatorAddress)),
-    parse: (id) => parts(id, 2).map((part) => matching(part, HEX_BYTES)) as [string, string],
+    resolve: (d: Delegation) => key(addressPart(d.delegatorAddress), addressPart(d.validatorAddress)),
+    // The delegator is always an address the graph decoded (delegatorAddress is checked as one).
+    parse: (id) => {
+      const [delegator, validator] = parts(id, 2);
+      return [matching(delegator, HEX_BYTES), matching(validator, ADDRESS_PART)] as [string, string];
+    },
   },
   loadManyWithoutCache: (pairs: [string, string][], ctx: Context) =>
     each(pairs, async ([delegator, validator]) => {
@@ -123,19 +138,19 @@ builder.nodeRef(DelegationRef, {
         page: 1,
         pageSize: 100,
       });
-      return page.nodes.find((d) => bytesOf(d.validatorAddress) === validator) ?? null;
+      return page.nodes.find((d) => addressPart(d.validatorAddress) === validator) ?? null;
     }),
 });
 
 // A contract by its symbol, chain and address: the explorer finds contracts by symbol only.
 builder.nodeRef(ContractRef, {
   id: {
-    resolve: (c: Contract) => key(c.symbol, c.chainId, c.address?.toLowerCase() ?? null),
+    resolve: (c: Contract) => key(c.symbol, c.chainId, c.address === null ? null : addressPart(c.address)),
     parse: (id) => parts(id, 3),
   },
   loadManyWithoutCache: (ids: (string | null)[][], ctx: Context) =>
-    each(ids, async ([symbol = null, chainId = null, address = null]) => {
-      if (symbol === null || address === null) return null;
+    each(ids, async ([symbol, chainId, address]) => {
+      if (symbol == null || address == null) return null;
       const query = {
         symbol,
         chainId: chainId ?? null,
@@ -145,7 +160,11 @@ builder.nodeRef(ContractRef, {
         cursor: null,
       };
       const page = await ctx.loaders.contracts.load({ query, token: explorerToken(ctx) });
-      return page.nodes.find((c) => c.address?.toLowerCase() === address && c.chainId === chainId) ?? null;
+      return (
+        page.nodes.find(
+          (c) => c.address !== null && addressPart(c.address) === address && c.chainId === chainId,
+        ) ?? null
+      );
     }),
 });
 
@@ -156,8 +175,8 @@ builder.nodeRef(FailedTransactionRef, {
     parse: (id) => parts(id, 2),
   },
   loadManyWithoutCache: (ids: (string | null)[][], ctx: Context) =>
-    each(ids, async ([txNumber = null, hash = null]) => {
-      if (txNumber === null || !/^\d{1,15}$/.test(txNumber)) return null;
+    each(ids, async ([txNumber, hash]) => {
+      if (txNumber == null || !/^\d{1,15}$/.test(txNumber)) return null;
       // The list runs newest first; a cursor is "older than": the one after txNumber + 1 is txNumber.
       const args = { page: 1, pageSize: 1, cursor: String(Number(txNumber) + 1) };
       const page = await ctx.loaders.failedTransactions.load({ args, token: explorerToken(ctx) });

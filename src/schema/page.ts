@@ -3,7 +3,7 @@ import { GraphQLError, type ValidationRule } from 'graphql';
 import type { Context } from '../graphql/context.js';
 import type { Page, PageArgs, PageInfo } from '../upstream/models.js';
 import { builder, type Types, UPSTREAM_COST } from './builder.js';
-import { atLeast, between, text } from './rules.js';
+import { atLeast, between, cursorText } from './rules.js';
 
 /**
  * One definition of paging for every paged field: the arguments (`page`, `pageSize`, `cursor`, and
@@ -23,8 +23,8 @@ export interface CursorRule<T> {
   list: string;
   /** The node's key, or null when the upstream did not send it. */
   key(node: T): string | null;
-  /** The `cursor` argument's description: what the cursor names. */
-  description: string;
+  /** What one node of the list is called, in the cursor arguments' descriptions. */
+  item: string;
 }
 
 type PageInfoShape = PageInfo & { startCursor: string | null; endCursor: string | null };
@@ -141,14 +141,17 @@ export const pagingArgs = (arg: ArgBuilder<Types>, rule: CursorRule<never>) => (
     description: `Items per page, 1 to ${PAGE_SIZE.max}.`,
     validate: between('pageSize', 1, PAGE_SIZE.max),
   }),
-  cursor: arg.string({ description: rule.description, validate: text('cursor') }),
+  cursor: arg.string({
+    description: `Continue after this ${rule.item}: a PageInfo.endCursor or an edge’s cursor. Takes priority over page.`,
+    validate: cursorText('cursor'),
+  }),
   first: arg.int({
     description: `Relay's name for pageSize (not both): items per page, 1 to ${PAGE_SIZE.max}.`,
     validate: between('first', 1, PAGE_SIZE.max),
   }),
   after: arg.string({
     description: "Relay's name for cursor (not both): continue after this cursor.",
-    validate: text('after'),
+    validate: cursorText('after'),
   }),
 });
 
@@ -164,19 +167,29 @@ interface PagingArgs {
  * The page a paged field's (validated) arguments ask for, its cursor decoded to the upstream's key:
  * BAD_USER_INPUT, before any upstream call, for a cursor this list did not hand out.
  */
-export function pageRequest(args: PagingArgs, ctx: Context, rule: CursorRule<never>): PageArgs {
-  const [given, argument] = args.after != null ? [args.after, 'after'] : [args.cursor ?? null, 'cursor'];
+export function pageRequest(
+  args: PagingArgs,
+  ctx: Context,
+  rule: CursorRule<never>,
+): PageArgs & { cursorArgument: 'after' | 'cursor' } {
+  const [given, cursorArgument] =
+    args.after != null ? [args.after, 'after' as const] : [args.cursor ?? null, 'cursor' as const];
   return {
     page: args.page ?? 1,
-    pageSize: args.first ?? args.pageSize ?? PAGE_SIZE.default,
-    cursor: given === null ? null : ctx.cursors.decode(rule.list, given, argument),
+    pageSize: pageSizeOf(args),
+    cursor: given === null ? null : ctx.cursors.decode(rule.list, given, cursorArgument),
+    cursorArgument,
   };
 }
 
-/** The cost of a paged field: one upstream call, then each of up to pageSize nodes. */
+/** Items per page, in either spelling. */
+const pageSizeOf = (args: { pageSize?: number | null; first?: number | null }) =>
+  args.first ?? args.pageSize ?? PAGE_SIZE.default;
+
+/** The cost of a paged field: one upstream call, then each of up to pageSize (or first) nodes. */
 export const pagedCost = (args: { pageSize?: number | null; first?: number | null }) => ({
   field: UPSTREAM_COST,
-  multiplier: Math.min(Math.max(args.first ?? args.pageSize ?? PAGE_SIZE.default, 1), PAGE_SIZE.max),
+  multiplier: Math.min(Math.max(pageSizeOf(args), 1), PAGE_SIZE.max),
 });
 
 /** Each of Relay's names beside ours: a field may be given one of a pair, never both. */

@@ -3,6 +3,7 @@ import * as v from 'valibot';
 import { badUserInput, type GatewayError } from '../errors.js';
 import { decodeAddress, splitPrefix } from '../lib/address.js';
 import { compareDecimal, INT32_MAX, parseTimestamp } from '../lib/decimal.js';
+import { MAX_CURSOR } from './cursors.js';
 import { isGlobalID } from './ids.js';
 
 /**
@@ -46,6 +47,15 @@ const textChecks = (argument: string) =>
 
 /** An identifier-like text argument: 1..128 characters, no control characters. */
 export const text = (argument: string): Rule => optional(v.pipe(v.string(), ...textChecks(argument)));
+
+/** A page cursor: what the list handed out (cursors.ts checks the rest), 1..MAX_CURSOR characters. */
+export const cursorText = (argument: string): Rule =>
+  optional(
+    v.pipe(
+      v.string(),
+      v.check((s) => s.length > 0 && s.length <= MAX_CURSOR, `${argument} is not a cursor of this list.`),
+    ),
+  );
 
 /**
  * An account address in either encoding the chain uses: `0x` + 40 hex digits, or bech32 of 20 bytes

@@ -194,8 +194,7 @@ export const ValidatorStatisticsRef = builder
 const validatorCursor: CursorRule<Validator> = {
   list: 'validators',
   key: (v) => v.operatorAddress,
-  description:
-    'Continue after this validator: a PageInfo.endCursor or an edge’s cursor. Takes priority over page.',
+  item: 'validator',
 };
 const ValidatorPageRef = pageOf(ValidatorRef, 'Validator', 'validators, by voting power', validatorCursor);
 
@@ -208,15 +207,15 @@ builder.queryFields((t) => ({
     description: `The validator set, by voting power, one page at a time.${NULL_ON_FAILURE}`,
     args: pagingArgs(t.arg, validatorCursor),
     resolve: async (_root, args, ctx) => {
-      const { page, pageSize, cursor } = pageRequest(args, ctx, validatorCursor);
+      const { page, pageSize, cursor, cursorArgument } = pageRequest(args, ctx, validatorCursor);
       const directory = await ctx.loaders.validatorDirectory();
       const validators = directory.list.validators;
       if (!cursor) return slicePage(validators, (page - 1) * pageSize, pageSize);
       const after = directory.find(cursor);
       if (!after) {
         throw badUserInput(
-          'cursor',
-          'cursor names no validator of the list: pass back a PageInfo.endCursor.',
+          cursorArgument,
+          `${cursorArgument} names no validator of the list any more: start again from the first page.`,
         );
       }
       return slicePage(validators, validators.indexOf(after) + 1, pageSize);

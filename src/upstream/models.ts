@@ -21,6 +21,7 @@ export interface Page<T> {
 export interface PageArgs {
   page: number;
   pageSize: number;
+  /** The upstream's own key of the item to continue after (decoded from the graph's cursor). */
   cursor?: string | null | undefined;
 }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createGateway } from '../../src/gateway.js';
 import { ContractsBySymbolDocument, FailedTransactionsDocument } from '../generated/graphql.js';
-import { graphql, idOf, testSettings, useGatewayOnDevnet } from './helpers.js';
+import { bytesOf, graphql, idOf, testSettings, useGatewayOnDevnet } from './helpers.js';
 
 const env = useGatewayOnDevnet();
 
@@ -17,7 +17,7 @@ describe('contractsBySymbol', () => {
     const expected = usdt().slice(0, 5);
     expect(res.data?.contractsBySymbol?.nodes).toEqual(
       expected.map((c) => ({
-        id: idOf('Contract', c.symbol, c.chain_id, c.address.toLowerCase()),
+        id: idOf('Contract', c.symbol, c.chain_id, bytesOf(c.address)),
         address: c.address,
         symbol: c.symbol,
         name: c.name,

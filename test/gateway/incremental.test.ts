@@ -137,6 +137,18 @@ describe('automatic persisted queries', () => {
     expect(env.devnet.requests).toHaveLength(0);
   });
 
+  it('keeps only a document that could run: not one refused by validation or by its price', async () => {
+    const invalid = '{ validatorStatistics { noSuchField } }';
+    const overpriced =
+      '{ searchSuggestions(query: "0x") { addresses { delegations(pageSize: 100) { nodes { shares validator { moniker } } } } } }';
+    for (const query of [invalid, overpriced]) {
+      const sent = await post(env.gateway, { query, extensions: persisted(sha256(query)) });
+      expect(sent.body.errors[0].extensions.code).toBe('BAD_USER_INPUT');
+      const byHash = await post(env.gateway, { extensions: persisted(sha256(query)) });
+      expect(byHash.body.errors[0].extensions).toEqual({ code: 'PERSISTED_QUERY_NOT_FOUND' });
+    }
+  });
+
   it('answers a GET by hash of a public query as any public GET: CDN-cacheable', async () => {
     const query = '{ validatorStatistics { activeValidators } }';
     const hash = sha256(query);

@@ -21,7 +21,8 @@ const data = generate({
   delegators: 3,
   contracts: 5,
 });
-const odd = (kind: string, i: number) => `${kind} #${i}/ü?&=`;
+// Keys of unfamiliar forms, longer than any identifier argument the graph takes (128 characters).
+const odd = (kind: string, i: number) => `${kind} #${i}/ü?&=${'~'.repeat(150)}`;
 const validators = data.validators.map((v, i) => ({ ...v, operator_address: odd('operator', i) }));
 const delegations = validators.map((v, i) => ({
   delegation: { validator_address: v.operator_address, shares: `${i + 1}.000000000000000000` },
@@ -157,4 +158,19 @@ describe.each(LISTS)('$name with keys of an unfamiliar form', (list) => {
 it('passes each upstream key back exactly as the upstream sent it', () => {
   expect(cursors).toContain(odd('operator', 1));
   for (const key of cursors) expect(key).not.toMatch(/^c1\./);
+});
+
+it('gives objects with keys of an unfamiliar form ids that fetch them back, one id per key', async () => {
+  const listed = await graphql(gateway, '{ validators(pageSize: 100) { nodes { id operatorAddress } } }');
+  const nodes: { id: string; operatorAddress: string }[] = listed.data.validators.nodes;
+  expect(new Set(nodes.map((n) => n.id)).size).toBe(validators.length);
+  const fetched = await graphql(
+    gateway,
+    '{ nodes(ids: $ids) { ... on Validator { id operatorAddress } } }'.replace(
+      '$ids',
+      JSON.stringify(nodes.map((n) => n.id)),
+    ),
+  );
+  expect(fetched.errors).toBeUndefined();
+  expect(fetched.data.nodes).toEqual(nodes);
 });

@@ -25,7 +25,7 @@ import { clientOf, type RateLimit, rateLimited } from './rate-limit.js';
 /**
  * Where a request is priced: every operation's cost, from the costs its fields declare
  * (`complexity:` on the field, schema/builder.ts: a field that calls an upstream 10, others 1, a
- * paged field multiplying its selection by `pageSize`, a short list by 10), worked out once before
+ * paged field multiplying its selection by `pageSize` or `first`, a short list by 10), worked out once before
  * it executes. Over MAX_COMPLEXITY it is refused (BAD_USER_INPUT, no upstream call); otherwise,
  * with a rate limit, its cost is charged to the client's budget (429 RATE_LIMITED over it).
  *

@@ -352,13 +352,14 @@ export class DocumentCache {
     const operation = preparedOperation(args.document, args.operationName);
     if (operation?.operation.operation !== 'query') return null;
     if (operation.compiled === 'interpret') return null;
-    // graphql-jit answers @defer and @stream in one piece: such a query always runs interpreted.
+    if (operation.compiled) return operation.compiled;
+    if (!this.hot(operation)) return null;
+    // graphql-jit answers @defer and @stream in one piece: such a query always runs interpreted
+    // (looked for once, when the query turns hot).
     if (incremental(args.document)) {
       operation.compiled = 'interpret';
       return null;
     }
-    if (operation.compiled) return operation.compiled;
-    if (!this.hot(operation)) return null;
     const compiled = compileQuery(args.schema, args.document, args.operationName ?? undefined);
     const entry = byDocument.get(args.document) as PreparedDocument;
     const bytes = entry.bytes + PLAN_BYTES_BASE + fieldCount(args.document) * PLAN_BYTES_PER_FIELD;
