@@ -23,16 +23,7 @@ async function startEmbeddedDevnet(config: Config['devnet']): Promise<StartedDev
     import('./devnet/index.js'),
     import('./devnet/examples.js'),
   ]);
-  const devnet = await startDevnet({
-    seed: config.seed,
-    token: config.token,
-    ports: config.ports,
-    dialect: config.dialect,
-    stakeEnvelope: config.stakeEnvelope,
-    explorerSuccessCode: config.explorerSuccessCode,
-    bech32Prefix: config.bech32Prefix,
-    blockIntervalMs: config.blockIntervalMs,
-  });
+  const devnet = await startDevnet(config);
   return {
     handoff: { urls: devnet.urls, token: devnet.token, exampleVariables: exampleVariables(devnet.data) },
     close: () => devnet.close(),

@@ -5,16 +5,7 @@ import { startDevnet } from './index.js';
 try {
   const config = loadDevnetConfig();
   const started = performance.now();
-  const devnet = await startDevnet({
-    seed: config.seed,
-    token: config.token,
-    ports: config.ports,
-    dialect: config.dialect,
-    stakeEnvelope: config.stakeEnvelope,
-    explorerSuccessCode: config.explorerSuccessCode,
-    bech32Prefix: config.bech32Prefix,
-    blockIntervalMs: config.blockIntervalMs,
-  });
+  const devnet = await startDevnet(config);
   const { blocks, txs, addresses, validators, delegations, contracts, rounds } = devnet.data;
   console.log(`SCAN_URL=${devnet.urls.scan}`);
   console.log(`EXPLORER_URL=${devnet.urls.explorer}`);
