@@ -94,7 +94,7 @@ export interface LiveConfig {
 }
 
 /**
- * The prepared documents (src/prepared.ts): every document's parse, validation, compiled plan and
+ * The prepared documents (src/graphql/plugins/prepared.ts): every document's parse, validation, compiled plan and
  * derived facts, kept in one LRU bounded in entries and in (estimated) bytes.
  */
 export interface DocumentCacheConfig {
