@@ -88,7 +88,7 @@ describe('blockAdded', () => {
     sub.close();
   });
 
-  it('is never answered from the response cache, and a JSON request for it is refused', async () => {
+  it('is never answered from the response cache, and a request that takes no event stream is refused and holds nothing', async () => {
     const sub = await subscribe(env.url, BLOCKS);
     await afterPoll('blocks');
     env.devnet.advance(1);
@@ -101,6 +101,9 @@ describe('blockAdded', () => {
       body: JSON.stringify({ query: BLOCKS }),
     });
     expect(json.status).toBe(406);
+    // The refused stream gave its place back and left its source (else the poller ran for it).
+    await until(async () => (await metric('graphql_subscriptions_active')) === 0);
+    await until(() => env.gateway.live.hub.sources().length === 0);
   });
 
   it('works with the graphql-sse client and with an EventSource-style GET', async () => {

@@ -1,4 +1,4 @@
-import type { Plugin } from 'graphql-yoga';
+import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import type { LiveConfig } from '../../config.js';
 import { GatewayError } from '../../errors.js';
 import type { GatewayMetrics } from '../../ops/metrics.js';
@@ -9,7 +9,8 @@ import { clientOf } from './rate-limit.js';
  * MAX_SUBSCRIPTIONS_PER_CLIENT per client (the rate limit's identity of a client). A subscription
  * beyond either is refused before it starts: RATE_LIMITED, HTTP 429 with `retry-after`, no stream.
  * A place is taken when a subscription starts and given back when its stream ends, however it ends
- * (completed, the client gone, cut off, refused by its resolver).
+ * (completed, the client gone, cut off, refused by its resolver, or a stream nobody reads: a
+ * request whose Accept takes no event stream gets Yoga's 406, and its stream is ended here).
  */
 
 type Limits = Pick<LiveConfig, 'maxSubscriptions' | 'maxSubscriptionsPerClient' | 'pollMs'>;
@@ -63,6 +64,12 @@ export function useSubscriptionLimits(limits: Limits, trustProxy: number, metric
         },
         onSubscribeError: release,
       };
+    },
+    // After Yoga's result processors (and the defer-stream plugin's) chose, or found none: a
+    // subscription's stream that no format can carry is answered 406 and never read, so it ends
+    // now, giving its place back and leaving its source, instead of waiting in the hub for ever.
+    onResultProcess({ result, resultProcessor }) {
+      if (!resultProcessor && isAsyncIterable(result)) void result[Symbol.asyncIterator]().return?.();
     },
   };
 }
