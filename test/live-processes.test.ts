@@ -105,6 +105,26 @@ describe.runIf(hasRedis)('two gateway processes on one Redis', () => {
     for (const sub of subs) sub.close();
   });
 
+  it('keeps its lease through a poll slower than the lease: one process polls, every block delivered', {
+    timeout: 60_000,
+  }, async () => {
+    devnet.resetRecords();
+    const subs = [await subscribe(a.url, BLOCKS), await subscribe(b.url, BLOCKS)];
+    await headFound();
+    // Each lookup now takes two lease periods, so one poll (head + 1, head + 2, head + 3) six: the
+    // holder renews its lease while it polls, else its publish would be refused and the other
+    // process take the source over, again and again, delivering nothing.
+    devnet.setLatency(2 * LEASE_MS);
+    try {
+      const { heights } = devnet.advance(2);
+      for (const sub of subs) expect(heightsOf(await sub.take(2))).toEqual(heights);
+    } finally {
+      devnet.setLatency(0);
+    }
+    expect(pollers().size).toBe(1);
+    for (const sub of subs) sub.close();
+  });
+
   it('hands polling to the other process when the lease holder dies, within two lease periods, losing no block', {
     timeout: 60_000,
   }, async () => {

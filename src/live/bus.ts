@@ -12,8 +12,9 @@ import type { LiveEvent } from './events.js';
  * - Without REDIS_URL (`LocalBus`): each process polls for itself and delivers in process
  *   (graphql-yoga's `createPubSub`).
  * - With REDIS_URL (`RedisBus`): one instance of the deployment polls each source, holding a lease
- *   in Redis (`SET NX PX`, renewed at each poll, taken over by another instance once it expires
- *   when its holder dies). Its events reach every instance and worker through Redis pub/sub
+ *   in Redis (`SET NX PX`, renewed at each poll and every third of a lease while a poll runs, so a
+ *   poll slower than the lease keeps it; taken over by another instance once it expires when its
+ *   holder dies). Its events reach every instance and worker through Redis pub/sub
  *   (`createPubSub` over `@graphql-yoga/redis-event-target`). A poll's events are published, and
  *   the source's state (what was delivered) stored, in one script that first checks the lease, so
  *   that two holders never both deliver: a new holder continues from the stored state, and every
@@ -30,6 +31,8 @@ export interface LiveBus {
   claim(
     source: string,
   ): Promise<{ claim: 'kept' } | { claim: 'taken'; state: unknown } | { claim: 'elsewhere' }>;
+  /** Runs a poll of `source`, keeping this process's lease on it alive for as long as it lasts. */
+  hold<T>(source: string, poll: () => Promise<T>): Promise<T>;
   /** Delivers a poll's events and keeps its state, if this process still polls `source`. */
   publish(source: string, events: LiveEvent[], state: unknown): Promise<boolean>;
   /** Gives `source` up: its last subscriber here has left. */
@@ -67,6 +70,10 @@ export class LocalBus implements LiveBus {
     return { claim: 'kept' as const };
   }
 
+  hold<T>(_source: string, poll: () => Promise<T>): Promise<T> {
+    return poll();
+  }
+
   async publish(source: string, events: LiveEvent[]): Promise<boolean> {
     for (const event of events) this.pubsub.publish(source, event);
     return true;
@@ -81,11 +88,23 @@ export class LocalBus implements LiveBus {
   async close(): Promise<void> {}
 }
 
-/** Takes the lease (2), keeps it (1, renewed), or finds it held by another (0). */
+/**
+ * Takes the lease (2), keeps it (1, renewed with the state's expiry, so a holder whose polls fail
+ * for a while keeps what it delivered for the next), or finds it held by another (0).
+ */
 const CLAIM = `local holder = redis.call('GET', KEYS[1])
-if holder == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1 end
+if holder == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  redis.call('PEXPIRE', KEYS[2], ARGV[3])
+  return 1
+end
 if not holder then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 2 end
 return 0`;
+/** Renews the lease and the state's expiry while a poll runs, if the lease is still the caller's. */
+const RENEW = `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
+return 1`;
 /** Publishes the events and stores the state only while the lease is the caller's. */
 const FENCED_PUBLISH = `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 for i = 5, #ARGV do redis.call('PUBLISH', ARGV[2], ARGV[i]) end
@@ -148,12 +167,16 @@ export class RedisBus implements LiveBus {
     };
   }
 
+  /** The source's lease and state keys, and the owner and expiries the scripts take. */
+  private leaseArgs(source: string) {
+    const { leaseMs } = this.options;
+    return [this.key('lease', source), this.key('state', source), this.owner, leaseMs, leaseMs * 3] as const;
+  }
+
   async claim(source: string) {
     let outcome: number;
     try {
-      outcome = (await this.redis.run((c) =>
-        c.eval(CLAIM, 1, this.key('lease', source), this.owner, this.options.leaseMs),
-      )) as number;
+      outcome = (await this.redis.run((c) => c.eval(CLAIM, 2, ...this.leaseArgs(source)))) as number;
     } catch {
       // Redis does not answer: this process polls for itself meanwhile.
       return { claim: 'kept' as const };
@@ -170,16 +193,29 @@ export class RedisBus implements LiveBus {
     return { claim: 'taken' as const, state };
   }
 
+  async hold<T>(source: string, poll: () => Promise<T>): Promise<T> {
+    // Whether a renewal found the lease still ours matters not here: the publish is fenced.
+    const renew = setInterval(
+      () => void this.redis.run((c) => c.eval(RENEW, 2, ...this.leaseArgs(source))).catch(() => undefined),
+      Math.max(Math.floor(this.options.leaseMs / 3), 1),
+    );
+    try {
+      return await poll();
+    } finally {
+      clearInterval(renew);
+    }
+  }
+
   async publish(source: string, events: LiveEvent[], state: unknown): Promise<boolean> {
-    const keys = [this.key('lease', source), this.key('state', source)];
-    const stateTtlMs = this.options.leaseMs * 3;
+    const [lease, stateKey, owner, , stateTtlMs] = this.leaseArgs(source);
     try {
       const published = (await this.redis.run((c) =>
         c.eval(
           FENCED_PUBLISH,
           2,
-          ...keys,
-          this.owner,
+          lease,
+          stateKey,
+          owner,
           this.key('events', source),
           JSON.stringify(state),
           stateTtlMs,

@@ -119,7 +119,15 @@ export class LiveHub {
     let feed = this.feeds.get(source.key);
     if (!feed) {
       const subscribers = new Set<Subscriber>();
+      // Blocks reach this process in height order, each once, even when two processes polled for
+      // a moment (one had lost Redis and polled for itself; a publish timed out here but ran in
+      // Redis): a block at or below the last one delivered here is a repeat and goes no further.
+      let lastHeight = 0;
       const stop = this.options.bus.listen(source.key, (event) => {
+        if (event.kind === 'block') {
+          if (event.block.height <= lastHeight) return;
+          lastHeight = event.block.height;
+        }
         for (const each of subscribers) each.offer(event);
       });
       feed = { poller: new SourcePoller(source, this.options), subscribers, stop };

@@ -71,12 +71,14 @@ export class SourcePoller<S> {
       const claimed = await bus.claim(this.source.key);
       if (generation !== this.generation) return;
       if (claimed.claim === 'elsewhere') {
+        // What this process delivered is behind what the holder has since: never poll from it.
+        this.state = null;
         this.outcome('elsewhere');
         return;
       }
       // A process that just became the poller continues from what the previous one delivered.
       if (claimed.claim === 'taken') this.state = claimed.state as S | null;
-      await this.poll(generation);
+      await bus.hold(this.source.key, () => this.poll(generation));
     } catch (error) {
       logger.warn({ err: errorSummary(error as Error), source: this.label }, 'live poll failed');
     } finally {

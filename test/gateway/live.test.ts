@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
 import { createClient } from 'graphql-sse';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { subscribe } from '../support/sse.js';
 import { readAnswer, useGatewayOnDevnet } from './helpers.js';
@@ -36,6 +36,12 @@ const metric = async (name: string) => {
   const found = (await env.gateway.metrics.registry.getMetricsAsJSON()).find((m) => m.name === name);
   return (found?.values ?? []).reduce((sum, v) => sum + Number(v.value), 0);
 };
+
+// Every test closes its streams; the next starts once the gateway has seen them go (no poller
+// left), so that no test's requests or figures include another's.
+afterEach(async () => {
+  await until(() => env.gateway.live.hub.sources().length === 0);
+});
 
 const BLOCKS = 'subscription Blocks { blockAdded { height hash proposer proposerValidator { moniker } } }';
 
