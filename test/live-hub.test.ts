@@ -14,7 +14,14 @@ import { GatewayMetrics } from '../src/ops/metrics.js';
 
 const block = (height: number): LiveEvent => ({
   kind: 'block',
-  block: { height, hash: `h${height}`, blockTime: 0, transactionCount: 0, actionCountComplete: true, proposer: 'p' },
+  block: {
+    height,
+    hash: `h${height}`,
+    blockTime: 0,
+    transactionCount: 0,
+    actionCountComplete: true,
+    proposer: 'p',
+  },
   polledAt: Date.now(),
 });
 

@@ -8,7 +8,7 @@ import { Rng } from './random.js';
  * shape, which the `spec` dialect serves as it is; dialect.ts renders them for the `kratos` one.
  */
 
-export const DENOM = 'ustake';
+const DENOM = 'ustake';
 /** Seconds between blocks on average. */
 const BLOCK_INTERVAL_S = 6;
 

@@ -19,7 +19,7 @@ const CONTRACT_PARAMS = ['symbol', 'chainId', 'contractType', ...PAGINATION_PARA
  * A failed transaction's facts. Gas, recipient and value are not stored; they are derived from
  * the index so that they stay deterministic without widening the transaction columns.
  */
-export function failedTxFacts(data: DevnetData, i: number): FailedTx {
+function failedTxFacts(data: DevnetData, i: number): FailedTx {
   const { blocks, txs } = data;
   const accounts = data.addresses.length - data.contracts.length;
   const type = TX_TYPES[txs.type[i] as number] as (typeof TX_TYPES)[number];

@@ -65,7 +65,7 @@ export interface ServiceOptions {
   onRequest?(req: RecordedRequest): void;
 }
 
-export const MAX_BODY_BYTES = 64 * 1024;
+const MAX_BODY_BYTES = 64 * 1024;
 
 const STATUS_TEXT: Record<number, string> = { 404: 'not found', 405: 'method not allowed' };
 

@@ -75,8 +75,8 @@ export interface Devnet {
   close(): Promise<void>;
 }
 
-export const DEFAULT_DEVNET_SEED = 'devnet';
-export const DEFAULT_DEVNET_TOKEN = 'devnet-token';
+const DEFAULT_DEVNET_SEED = 'devnet';
+const DEFAULT_DEVNET_TOKEN = 'devnet-token';
 
 const listen = (server: Server, port: number, host: string) =>
   new Promise<string>((resolve, reject) => {

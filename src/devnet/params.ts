@@ -13,8 +13,8 @@ export interface Params {
 export const PAGINATION_PARAMS = ['pagination.page', 'pagination.page_size', 'pagination.cursor'] as const;
 /** The validator list's top-level paging, as the production exporter spells it; it wins over `pagination.*`. */
 export const TOP_LEVEL_PAGE_PARAMS = ['page', 'pageSize'] as const;
-export const DEFAULT_PAGE_SIZE = 20;
-export const MAX_PAGE_SIZE = 100;
+const DEFAULT_PAGE_SIZE = 20;
+const MAX_PAGE_SIZE = 100;
 const MAX_CURSOR_LENGTH = 128;
 
 /** Rejects parameters the endpoint does not know and any parameter given twice. */

@@ -11,7 +11,7 @@ import type { GraphiQLOptions } from 'graphql-yoga';
  */
 
 /** operations/, from src/ and from dist/ alike. */
-export const OPERATIONS_DIR = new URL('../../operations/', import.meta.url);
+const OPERATIONS_DIR = new URL('../../operations/', import.meta.url);
 
 export interface GraphiQLExamples {
   title: string;
@@ -33,7 +33,7 @@ export interface OperationFile {
 }
 
 /** The operations of `dir` (one per `.graphql` file), in file-name order; none without `dir`. */
-export async function readOperations(dir: URL): Promise<OperationFile[]> {
+async function readOperations(dir: URL): Promise<OperationFile[]> {
   let files: string[];
   try {
     files = (await readdir(dir)).filter((file) => file.endsWith('.graphql')).sort();

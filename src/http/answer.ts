@@ -84,7 +84,7 @@ const isRequestError = (cause: unknown) => cause === undefined || cause instance
  * BAD_USER_INPUT with the same message and HTTP status, as are uncoded errors of the document or
  * its variables. Anything else is masked.
  */
-export function contractError(error: GraphQLError): GraphQLError {
+function contractError(error: GraphQLError): GraphQLError {
   const code = error.extensions?.code;
   if (isContractCode(code)) return error;
   if (code !== undefined || (!error.path && isRequestError(error.originalError))) {

@@ -1,5 +1,5 @@
 /** Non-negative decimal text such as "0", "12" or "0.050000000000000000" (no sign, no exponent). */
-export const DECIMAL_PATTERN = /^\d{1,60}(\.\d{1,36})?$/;
+const DECIMAL_PATTERN = /^\d{1,60}(\.\d{1,36})?$/;
 
 export const isDecimal = (text: string): boolean => DECIMAL_PATTERN.test(text);
 

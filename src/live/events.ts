@@ -10,5 +10,3 @@ export type LiveEvent =
   | { kind: 'validator'; validator: Validator; polledAt: number }
   | { kind: 'statistics'; statistics: ValidatorStatistics; polledAt: number }
   | { kind: 'failedTransaction'; transaction: FailedTransaction; polledAt: number };
-
-export type LiveEventKind = LiveEvent['kind'];

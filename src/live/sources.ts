@@ -34,7 +34,7 @@ async function blockAt(upstreams: Upstreams, height: number, scope: CallScope): 
  * The chain's head by a galloping search over heights: 1, 2, 4, … until a height is missing, then
  * halving the gap between the last found and the first missing (about 2 log2(head) lookups).
  */
-export async function findHead(upstreams: Upstreams, scope: CallScope): Promise<number> {
+async function findHead(upstreams: Upstreams, scope: CallScope): Promise<number> {
   let found = 0;
   let missing = 1;
   while (await blockAt(upstreams, missing, scope)) {

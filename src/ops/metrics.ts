@@ -1,6 +1,7 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { UpstreamName } from '../errors.js';
 import type { CircuitName } from '../lib/circuit.js';
+import type { SharedCacheName, SharedLookup } from '../scale/shared-cache.js';
 
 /** What an upstream call reports when it ends (see upstream/http.ts). */
 export interface UpstreamCallEvent {
@@ -60,7 +61,7 @@ export class GatewayMetrics {
   });
   private readonly sharedCache = new Counter({
     name: 'shared_cache_requests_total',
-    help: 'Lookups in Redis (REDIS_URL) after a miss in process, by cache and result (hit, waited for another instance, miss, unavailable).',
+    help: 'Lookups in Redis (REDIS_URL) after a miss in process, by cache and result (hit, waited for another instance, expired waiting for it, miss, unavailable).',
     labelNames: ['cache', 'result'] as const,
     registers: [this.registry],
   });
@@ -244,10 +245,7 @@ export class GatewayMetrics {
     this.child(`c\0${cache}\0${result}`, () => this.cache.labels(cache, result)).inc();
   }
 
-  observeSharedCache(
-    cache: 'validators' | 'responses',
-    result: 'hit' | 'waited' | 'miss' | 'unavailable',
-  ): void {
+  observeSharedCache(cache: SharedCacheName, result: SharedLookup): void {
     this.child(`s\0${cache}\0${result}`, () => this.sharedCache.labels(cache, result)).inc();
   }
 

@@ -58,7 +58,7 @@ export async function startTracing(config: TracingConfig): Promise<void> {
   sdk = provider;
 }
 
-/** Exports what is buffered (tests, and shutdown), then stops the SDK. */
+/** Exports what is buffered now (tests read their spans after it; stopTracing flushes as it stops). */
 export async function flushTracing(): Promise<void> {
   await sdk?.forceFlush();
 }

@@ -35,10 +35,11 @@ export function sharedKeyPrefix(printedSchema: string, upstreams: unknown): stri
 
 export type SharedCacheName = 'validators' | 'responses';
 /**
- * hit: found in Redis; waited: found after waiting for another instance's fetch; miss: fetched
- * here (and stored); unavailable: Redis did not answer, fetched here without it.
+ * hit: found in Redis; waited: found after waiting for another instance's fetch; expired: waited
+ * the whole upstream timeout for it in vain (its fetcher died or hangs), then fetched here; miss:
+ * fetched here (and stored); unavailable: Redis did not answer, fetched here without it.
  */
-export type SharedLookup = 'hit' | 'waited' | 'miss' | 'unavailable';
+export type SharedLookup = 'hit' | 'waited' | 'expired' | 'miss' | 'unavailable';
 
 export interface SharedValue<T> {
   value: T;
@@ -118,10 +119,10 @@ export class SharedCache {
   }
 
   /**
-   * Waits for the value another instance is fetching: null when its lock went without a value,
-   * when the wait reaches the upstream timeout, or when Redis stops answering.
+   * Waits for the value another instance is fetching: null when its lock went without a value or
+   * when Redis stops answering, `expired` when the wait reaches the upstream timeout.
    */
-  async waitFor<T>(key: string): Promise<SharedValue<T> | null> {
+  async waitFor<T>(key: string): Promise<SharedValue<T> | 'expired' | null> {
     const deadline = Date.now() + this.lockMs;
     let pause = 5;
     while (Date.now() < deadline) {
@@ -141,7 +142,7 @@ export class SharedCache {
       if (found) return found;
       if (lock === null) return null;
     }
-    return null;
+    return 'expired';
   }
 
   /** Stores a value for `ttlMs` and releases the caller's lock; never waited for, never fails. */
@@ -182,6 +183,10 @@ export class SharedCache {
     }
     if (lock === null) {
       const waited = await this.waitFor<T>(key);
+      if (waited === 'expired') {
+        this.observe(cache, 'expired');
+        return { fill: { key, lock, store: true } };
+      }
       if (waited) {
         this.observe(cache, 'waited');
         return { found: waited };

@@ -25,7 +25,7 @@ export const encodeGlobalID = (typename: string, id: string | number | bigint): 
   Buffer.from(`${typename}:${id}`).toString('base64url');
 
 /** The type and key of a global id of this graph; null for any other text. */
-export function parseGlobalID(globalID: string): { typename: string; id: string } | null {
+function parseGlobalID(globalID: string): { typename: string; id: string } | null {
   if (globalID.length > MAX_ID || !/^[A-Za-z0-9_-]+$/.test(globalID)) return null;
   const text = Buffer.from(globalID, 'base64url').toString('utf8');
   const separator = text.indexOf(':');

@@ -13,7 +13,7 @@ import { isGlobalID } from './ids.js';
  * the issue's path: `input.totalSlots`) with the rule's own message.
  */
 
-export const MAX_SEARCH_BYTES = 256;
+const MAX_SEARCH_BYTES = 256;
 const MAX_TEXT = 128;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f]/;

@@ -17,7 +17,7 @@ const camelCache = new Map<string, string>();
 const MAX_CACHED_KEYS = 10_000;
 
 /** `operator_address` → `operatorAddress`, `rewards_24h` → `rewards24h`; camelCase keys stay as they are. */
-export function camelKey(key: string): string {
+function camelKey(key: string): string {
   if (key.indexOf('_') === -1) return key;
   let camel = camelCache.get(key);
   if (camel === undefined) {

@@ -73,8 +73,8 @@ export interface UpstreamResponse {
   body: unknown;
 }
 
-export const DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
-export const DEFAULT_RESILIENCE: ResilienceOptions = { failureThreshold: 5, halfOpenAfterMs: 10_000 };
+const DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
+const DEFAULT_RESILIENCE: ResilienceOptions = { failureThreshold: 5, halfOpenAfterMs: 10_000 };
 /** Calls that may wait for a free connection, per connection, before the bulkhead refuses more. */
 const QUEUE_PER_CONNECTION = 8;
 

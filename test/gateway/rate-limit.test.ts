@@ -136,7 +136,7 @@ describe('over budget', () => {
     const { base } = await gatewayWith({ rateLimitPoints: 25, rateLimitWindowMs: 60_000 });
     answered(await send(base, BLOCK));
     answered(await send(base, STATS));
-    expect(devnet.requests.length).toBeGreaterThan(0);
+    expect(new Set(devnet.requests.map((r) => r.service))).toEqual(new Set(['scan', 'stake']));
     devnet.resetRecords();
 
     const started = Date.now();
@@ -303,13 +303,11 @@ describe.runIf(hasRedis)('with REDIS_URL', () => {
     await redis.stop();
     try {
       const client = newClient();
-      const started = Date.now();
       answered(await send(a.base, BLOCK, { headers: client }));
       answered(await send(a.base, STATS, { headers: client }));
       refused(await send(a.base, BLOCK, { headers: client }));
       // The other instance counts on its own while Redis is away.
       answered(await send(b.base, BLOCK, { headers: client }));
-      expect(Date.now() - started).toBeLessThan(2_000);
       expect(a.gateway.rateLimit?.store).toBe('insurance');
     } finally {
       await redis.start();

@@ -137,7 +137,7 @@ export function operationCost(
 }
 
 /** The refusal of an operation over MAX_COMPLEXITY, with the figure it was priced at. */
-export const tooCostly = (cost: number, max: number): GatewayError =>
+const tooCostly = (cost: number, max: number): GatewayError =>
   new GatewayError(
     `The query costs ${cost}; at most ${max} is allowed. Ask for smaller pages or fewer fields.`,
     'BAD_USER_INPUT',

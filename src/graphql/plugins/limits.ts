@@ -56,7 +56,7 @@ function maxRootFields(max: number): ValidationRule {
  * or holding more than `maxValues` values (object fields and list items, through nesting). An
  * iterative walk that stops at the first excess: bounded time and memory whatever was sent.
  */
-export function variablesExcess(variables: unknown, maxDepth: number, maxValues: number): string | null {
+function variablesExcess(variables: unknown, maxDepth: number, maxValues: number): string | null {
   const pending: [unknown, number][] = [[variables, 0]];
   let values = 0;
   for (let next = pending.pop(); next; next = pending.pop()) {

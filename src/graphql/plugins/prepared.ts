@@ -102,7 +102,7 @@ const byDocument = new WeakMap<DocumentNode, PreparedDocument>();
  * record while the request that holds it runs), created on first use; null for a document never
  * kept, or an operation the document does not hold.
  */
-export function preparedOperation(
+function preparedOperation(
   document: DocumentNode,
   operationName: string | null | undefined,
 ): PreparedOperation | null {

@@ -38,7 +38,7 @@ import { StakeAccounts } from './accounts.js';
  */
 
 /** The validator list is read in pages of the upstream's maximum size. */
-export const VALIDATOR_PAGE_SIZE = 100;
+const VALIDATOR_PAGE_SIZE = 100;
 
 /** The graph's bond statuses, by their Cosmos SDK number. */
 const BOND_STATUSES: readonly BondStatus[] = ['UNSPECIFIED', 'UNBONDED', 'UNBONDING', 'BONDED'];
