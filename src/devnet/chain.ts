@@ -107,9 +107,11 @@ export class DevnetChain {
     const batch = new Batch(this.data);
     for (let i = 0; i < blocks; i++) {
       this.appendBlock(batch, advance);
+      // Every block moves the list (its proposer's count, as on a live chain); only some move
+      // what makes a validator's event (advance.validators).
+      this.data.validatorRevision++;
       const moved = this.moveValidators(batch.lastTime);
       if (moved.length > 0) {
-        this.data.validatorRevision++;
         advance.validators.push(...moved.filter((v) => !advance.validators.includes(v)));
         this.refreshStatistics(batch.lastTime);
       }
@@ -139,7 +141,10 @@ export class DevnetChain {
     const time = batch.lastTime + rng.int(BLOCK_INTERVAL_S.min, BLOCK_INTERVAL_S.max);
     const count = rng.int(0, 11);
     const accounts = addresses.length - contracts.length;
-    batch.block(time, count, this.proposer());
+    const proposer = this.proposer();
+    batch.block(time, count, proposer);
+    const record = this.data.validators[proposer];
+    if (record) record.proposed = String(Number(record.proposed) + 1);
     for (let k = 0; k < count; k++) {
       const hash = `0x${rng.hex(64)}`;
       txs.hash.push(hash);

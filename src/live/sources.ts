@@ -1,7 +1,7 @@
 import { UpstreamError } from '../errors.js';
 import type { CallScope } from '../upstream/http.js';
 import type { Upstreams } from '../upstream/index.js';
-import type { Block, FailedTransaction, ValidatorList } from '../upstream/models.js';
+import type { Block, FailedTransaction, Validator, ValidatorList } from '../upstream/models.js';
 import type { LiveEvent } from './events.js';
 
 /**
@@ -86,9 +86,26 @@ export interface ValidatorState {
 const fingerprint = (value: unknown) => JSON.stringify(value);
 
 /**
+ * What makes a validator's event: every field but the counters a live chain moves with each block
+ * (blocks proposed, signed and missed, the uptime window and percentage, outstanding rewards, the
+ * record's timestamp). Diffed on those too, every validator would be an event on every poll, and
+ * `validatorUpdated` a re-send of the whole list; an event still carries their current values.
+ */
+const validatorPrint = ({
+  proposed: _proposed,
+  signed: _signed,
+  missed: _missed,
+  uptimes: _uptimes,
+  uptimePercentage: _uptimePercentage,
+  outstandingRewards: _outstandingRewards,
+  timestamp: _timestamp,
+  ...state
+}: Validator) => fingerprint(state);
+
+/**
  * Validators and their statistics: the whole validator list on each poll (it also refreshes the
  * list the gateway's queries share), diffed per validator (tokens, status, jailing, commission,
- * moniker, any field) and for the statistics.
+ * moniker, description: what validatorPrint keeps) and for the statistics.
  */
 export function validatorSource(
   upstreams: Upstreams,
@@ -103,7 +120,7 @@ export function validatorSource(
       const next: ValidatorState = { validators: {}, statistics: fingerprint(list.statistics) };
       const events: LiveEvent[] = [];
       for (const validator of list.validators) {
-        const print = fingerprint(validator);
+        const print = validatorPrint(validator);
         next.validators[validator.operatorAddress] = print;
         if (state && state.validators[validator.operatorAddress] !== print) {
           events.push({ kind: 'validator', validator, polledAt: now });

@@ -54,7 +54,7 @@ builder.subscriptionFields((t) => ({
     complexity: UPSTREAM_COST,
     cacheScope: 'private',
     description:
-      'A validator whose data changed (tokens, status, jailing, commission, any field): every one, or only the one named by `operatorAddress`.',
+      'A validator whose data changed (tokens, status, jailing, commission, moniker, description, any field but the counters a live chain moves with every block: blocks proposed, signed and missed, uptime, outstanding rewards, timestamp; the event carries their current values): every one, or only the one named by `operatorAddress`.',
     args: {
       operatorAddress: t.arg.string({
         description:
