@@ -94,8 +94,8 @@ export interface LiveConfig {
 }
 
 /**
- * The prepared documents (src/graphql/plugins/prepared.ts): every document's parse, validation, compiled plan and
- * derived facts, kept in one LRU bounded in entries and in (estimated) bytes.
+ * The prepared documents (src/graphql/plugins/prepared.ts): every document's parse, validation,
+ * compiled plan and derived facts, kept in one LRU bounded in entries and in (estimated) bytes.
  */
 export interface DocumentCacheConfig {
   /** DOCUMENT_CACHE_ENTRIES: the most documents kept. */
