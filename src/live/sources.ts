@@ -147,8 +147,20 @@ const txKey = (tx: FailedTransaction) =>
   tx.hash ?? `${tx.txNumber ?? ''}:${tx.blockHeight ?? ''}:${tx.actionIndex ?? ''}`;
 
 /**
+ * Oldest first by the chain's own order (block, then transaction, then action), which holds
+ * whichever way the upstream sorts its page; two without a height keep the order they came in.
+ */
+const chainOrder = (a: FailedTransaction, b: FailedTransaction) =>
+  a.blockHeight === null || b.blockHeight === null
+    ? 0
+    : a.blockHeight - b.blockHeight ||
+      (a.txNumber ?? 0) - (b.txNumber ?? 0) ||
+      (a.actionIndex ?? 0) - (b.actionIndex ?? 0);
+
+/**
  * Failed transactions, read with one credential: the first page of the failed-24h list, diffed by
- * hash; the new ones delivered oldest first.
+ * hash; the new ones delivered oldest first (the page is newest first: reversed, then put in the
+ * chain's order, in case an upstream sorts otherwise).
  */
 export function failedSource(upstreams: Upstreams, key: string, token: string): Source<FailedState> {
   return {
@@ -166,6 +178,7 @@ export function failedSource(upstreams: Upstreams, key: string, token: string): 
       const events: LiveEvent[] = page.nodes
         .filter((tx) => !known.has(txKey(tx)))
         .reverse()
+        .sort(chainOrder)
         .map((transaction) => ({ kind: 'failedTransaction', transaction, polledAt: now }));
       return { events, state: { seen } };
     },

@@ -25,7 +25,9 @@ export type FaultMode =
   /** Proxied (the upstream applies it), then answered 200 with a body that is not JSON. */
   | 'appliedUnreadable'
   /** Held, unanswered, until `release()`; then proxied. */
-  | 'held';
+  | 'held'
+  /** Proxied, with every list in the envelope's `data` in the opposite order (an upstream that sorts the other way). */
+  | 'reversedLists';
 
 export const LEAKY_TEXT =
   'ERROR: SELECT * FROM wallets WHERE key = $1 at Object.query (/srv/db/pool.js:88:13)';
@@ -162,6 +164,12 @@ export async function startFaultUpstream(target: string): Promise<FaultUpstream>
         res.writeHead(upstream.status, { 'content-type': 'application/json' });
         res.end(Buffer.from(await upstream.arrayBuffer()));
         return;
+      }
+      case 'reversedLists': {
+        const upstream = await forward(url, req, body);
+        const answer = (await upstream.json()) as { data?: Record<string, unknown> };
+        for (const value of Object.values(answer.data ?? {})) if (Array.isArray(value)) value.reverse();
+        return json(res, upstream.status, answer);
       }
       case 'appliedUnreadable': {
         const upstream = await forward(url, req, body);
