@@ -1,5 +1,5 @@
 import DataLoader from 'dataloader';
-import { addressKey } from '../lib/address.js';
+import { addressKey, validatorAddressKeys } from '../lib/address.js';
 import type { ContractQuery } from '../upstream/explorer/client.js';
 import type { CallScope } from '../upstream/http.js';
 import type { Upstreams } from '../upstream/index.js';
@@ -32,9 +32,9 @@ export class ValidatorDirectory {
 
   constructor(readonly list: ValidatorList) {
     for (const v of list.validators) {
-      for (const address of [v.walletAddress, v.consensusAddress, v.operatorAddress]) {
+      for (const [address, key] of validatorAddressKeys(v)) {
         this.byText.set(address, v);
-        this.byKey.set(addressKey(address), v);
+        this.byKey.set(key, v);
       }
     }
   }

@@ -57,3 +57,25 @@ export function addressKey(text: string): string {
   const role = decoded.prefix === 'hex' ? 'account' : splitPrefix(decoded.prefix).role;
   return `${role}:${decoded.hex}`;
 }
+
+/** A validator's addresses: its operator's, its consensus key's (block proposers) and its wallet's. */
+export interface ValidatorAddresses {
+  operatorAddress: string;
+  consensusAddress: string;
+  walletAddress: string;
+}
+
+const validatorKeys = new WeakMap<ValidatorAddresses, readonly (readonly [string, string])[]>();
+
+/**
+ * Every address a validator is known by, each with its `addressKey`, decoded once per record
+ * (a live event's validator is matched against every subscriber's address).
+ */
+export function validatorAddressKeys(v: ValidatorAddresses): readonly (readonly [string, string])[] {
+  let keys = validatorKeys.get(v);
+  if (!keys) {
+    keys = [v.walletAddress, v.consensusAddress, v.operatorAddress].map((a) => [a, addressKey(a)] as const);
+    validatorKeys.set(v, keys);
+  }
+  return keys;
+}

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import { addressKey } from '../lib/address.js';
+import { addressKey, validatorAddressKeys } from '../lib/address.js';
 import type { GatewayMetrics } from '../ops/metrics.js';
 import type { KeyedRedis } from '../scale/redis.js';
 import type { CallScope } from '../upstream/http.js';
@@ -85,9 +85,7 @@ export class LiveUpdates {
   /** Every validator whose data changed, or only the one known by `address` (any of its addresses, either encoding). */
   validatorUpdated(stream: StreamOptions, address: string | null): AsyncIterableIterator<Validator> {
     const key = address === null ? null : addressKey(address);
-    const matches = (v: Validator) =>
-      key === null ||
-      [v.operatorAddress, v.consensusAddress, v.walletAddress].some((a) => addressKey(a) === key);
+    const matches = (v: Validator) => key === null || validatorAddressKeys(v).some(([, k]) => k === key);
     return this.hub.subscribe(this.validators, {
       ...stream,
       accept: (event) =>
