@@ -4,6 +4,7 @@ import { type Devnet, startDevnet } from '../src/devnet/index.js';
 import { hasRedis, startRedis, type TestRedis } from './support/redis.js';
 import { type Started, startServerProcess } from './support/server-process.js';
 import { type Subscription, subscribe } from './support/sse.js';
+import { until } from './support/until.js';
 
 /**
  * Live updates across real gateway processes on one devnet: one poller per source across the
@@ -67,7 +68,7 @@ async function headFound(processes = 1): Promise<void> {
         .filter((r) => r.service === 'scan' && new URLSearchParams(r.query).get('q') === next)
         .map((r) => String(r.headers['x-request-id']).split('-')[2]),
     ).size;
-  while (asking() < processes) await new Promise((resolve) => setTimeout(resolve, 10));
+  await until(() => asking() >= processes);
 }
 
 const heightsOf = (events: any[]) => events.map((e) => e.data.blockAdded.height);

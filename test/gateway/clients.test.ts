@@ -12,6 +12,7 @@ import { Observable } from 'rxjs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { schema } from '../../src/schema/index.js';
+import { until } from '../support/until.js';
 import { useGatewayOnDevnet } from './helpers.js';
 
 /**
@@ -190,7 +191,7 @@ describe('Apollo Client', () => {
       });
     await env.gateway.live.hub.afterPoll('blocks');
     const [height] = env.devnet.advance(1).heights as [number];
-    while (events.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    await until(() => events.length > 0);
     const [event] = events as [{ id: string; height: number; hash: string }];
     expect(event.height).toBe(height);
     expect(records(client)[`Block:${event.id}`]).toMatchObject({ height, hash: event.hash });

@@ -3,6 +3,7 @@ import { createClient } from 'graphql-sse';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { subscribe } from '../support/sse.js';
+import { until } from '../support/until.js';
 import { readAnswer, useGatewayOnDevnet } from './helpers.js';
 
 /**
@@ -26,11 +27,6 @@ const env = useGatewayOnDevnet({
 env.serveOverHttp();
 
 const afterPoll = (label: string) => env.gateway.live.hub.afterPoll(label);
-
-/** Resolves once `check` holds, looking again every 10 ms (state the gateway exposes, not time). */
-async function until(check: () => boolean | Promise<boolean>): Promise<void> {
-  while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 10));
-}
 
 const metric = async (name: string) => {
   const found = (await env.gateway.metrics.registry.getMetricsAsJSON()).find((m) => m.name === name);
