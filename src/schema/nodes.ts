@@ -41,6 +41,9 @@ const addressOf = (part: string) => (part.startsWith('~') ? part.slice(1) : `0x$
 /** An id's parts, one string each (the relay plugin's "id" of a type, before encoding). */
 const key = (...parts: (string | number | null)[]) => JSON.stringify(parts);
 
+/** The refusal of an id whose key is not of its type's form. */
+const malformed = () => badUserInput('id', 'id is not an id this gateway handed out.');
+
 /** The parts of an id: `count` strings or nulls, else BAD_USER_INPUT. */
 function parts(id: string, count: number): (string | null)[] {
   let value: unknown;
@@ -54,7 +57,7 @@ function parts(id: string, count: number): (string | null)[] {
     value.length !== count ||
     value.some((part) => part !== null && typeof part !== 'string')
   ) {
-    throw badUserInput('id', 'id is not an id this gateway handed out.');
+    throw malformed();
   }
   return value as (string | null)[];
 }
@@ -66,8 +69,7 @@ const HASH = /^0x[0-9a-f]{64}$/;
 
 /** A part that must match `pattern`, else the id is malformed. */
 const matching = (part: string | null | undefined, pattern: RegExp): string => {
-  if (part == null || !pattern.test(part))
-    throw badUserInput('id', 'id is not an id this gateway handed out.');
+  if (part == null || !pattern.test(part)) throw malformed();
   return part;
 };
 
