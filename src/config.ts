@@ -62,11 +62,15 @@ export interface Config {
   server: ServerLimits;
   /** A persisted-documents manifest (hash → document): when set, only those operations run. */
   persistedOperationsFile: string | null;
-  /** Automatic persisted queries kept in process: APQ_ENTRIES documents, APQ_BYTES bytes at most. */
-  apq: { maxEntries: number; maxBytes: number };
   /**
-   * CURSOR_SECRET: signs page cursors (every instance of a deployment must share it); null: a
-   * secret derived from the deployment's upstreams.
+   * Automatic persisted queries kept in process (APQ_ENTRIES documents, APQ_BYTES bytes at most) and,
+   * with REDIS_URL, in Redis (APQ_REDIS_BYTES bytes at most for the whole deployment).
+   */
+  apq: { maxEntries: number; maxBytes: number; redisBytes: number };
+  /**
+   * CURSOR_SECRET: signs page cursors and keys the HMACs that stand for a caller's token in Redis
+   * (every instance of a deployment must share it); null (the devnet, or real upstreams outside
+   * production): a secret derived from the deployment's upstreams.
    */
   cursorSecret: string | null;
   dialects: DialectConfig;
@@ -135,6 +139,8 @@ export interface ScaleConfig {
   rateLimitWindowMs: number;
   /** How many proxies in front of the gateway to trust in `x-forwarded-for` (TRUST_PROXY); 0 = the socket's address. */
   trustProxy: number;
+  /** CLIENT_IPV6_PREFIX: an IPv6 client is its network of this many leading bits (a host holds a /64). */
+  ipv6Prefix: number;
 }
 
 /**
@@ -390,7 +396,25 @@ function scale(env: Env): ScaleConfig {
     rateLimitPoints: int(env, 'RATE_LIMIT_POINTS', 30_000, 0, 100_000_000),
     rateLimitWindowMs: int(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 1_000, 86_400_000),
     trustProxy: int(env, 'TRUST_PROXY', 0, 0, 10),
+    ipv6Prefix: int(env, 'CLIENT_IPV6_PREFIX', 64, 16, 128),
   });
+}
+
+/**
+ * CURSOR_SECRET. Required in production on real upstreams: instances must share it, and a key
+ * derived from the upstream URLs would let anyone who knows them forge cursors and token HMACs.
+ */
+function cursorSecret(env: Env, required: boolean): string | null {
+  const raw = env.CURSOR_SECRET || null;
+  if (raw === null && required) {
+    throw new ConfigError(
+      'CURSOR_SECRET must be set in production on real upstreams (the same random value, 32 bytes or more, on every instance)',
+    );
+  }
+  if (raw !== null && Buffer.byteLength(raw) < 16) {
+    throw new ConfigError('CURSOR_SECRET must be at least 16 bytes long');
+  }
+  return raw;
 }
 
 const UPSTREAM_VARS = ['SCAN_URL', 'EXPLORER_URL', 'STAKE_URL'] as const;
@@ -451,10 +475,11 @@ export function loadConfig(env: Env = process.env): Config {
     documents: documents(env),
     server: serverLimits(env, live(env).maxSubscriptions),
     persistedOperationsFile: env.PERSISTED_OPERATIONS || null,
-    cursorSecret: env.CURSOR_SECRET || null,
+    cursorSecret: cursorSecret(env, production && given.length > 0),
     apq: Object.freeze({
       maxEntries: int(env, 'APQ_ENTRIES', 1_000, 1, 1_000_000),
       maxBytes: int(env, 'APQ_BYTES', 8_000_000, 10_000, 1_000_000_000),
+      redisBytes: int(env, 'APQ_REDIS_BYTES', 64_000_000, 100_000, 100_000_000_000),
     }),
     dialects: Object.freeze({
       explorerSuccessCodes: codes(env, 'EXPLORER_SUCCESS_CODES', Object.freeze([0, 200])),

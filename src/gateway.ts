@@ -117,11 +117,8 @@ function rateLimitFor(options: GatewayOptions, telemetry: Telemetry, redis: Redi
  * (unless CURSOR_SECRET says otherwise), and Apollo's automatic persisted queries unless a
  * manifest says which operations run.
  */
-function clientCachesFor(options: GatewayOptions, keyed: KeyedRedis | null) {
-  const cursors = new CursorCodec(
-    options.cursorSecret ??
-      sharedKeyPrefix('cursors', { urls: options.upstreamUrls, dialects: options.dialects }),
-  );
+function clientCachesFor(options: GatewayOptions, keyed: KeyedRedis | null, secret: string) {
+  const cursors = new CursorCodec(secret);
   const persistedQueries = options.persistedOperations
     ? null
     : new PersistedQueryStore({ ...options.apq, redis: keyed });
@@ -192,14 +189,18 @@ export function createGateway(options: GatewayOptions): Gateway {
   metrics.watchDocumentCaches(() => ({ ...documents.size(), responses: responses?.size() ?? 0 }));
   const cors = new CorsPolicy(options.cors);
   const validatorCache = validatorCacheFor(options, upstreams, metrics, shared);
+  // CURSOR_SECRET, or (the devnet, real upstreams outside production: config.ts) one derived from the upstreams.
+  const secret =
+    options.cursorSecret ?? sharedKeyPrefix('cursors', { urls: options.upstreamUrls, dialects: options.dialects });
   const live = new LiveUpdates(options.live, {
     upstreams,
     metrics,
     logger: telemetry.logger,
     redis: keyed,
+    secret,
     validatorsRead: (list) => validatorCache.refresh(list),
   });
-  const { cursors, persistedQueries } = clientCachesFor(options, keyed);
+  const { cursors, persistedQueries } = clientCachesFor(options, keyed, secret);
   const yoga = createGatewayYoga(options, {
     telemetry,
     cursors,

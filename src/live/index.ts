@@ -39,6 +39,8 @@ export interface LiveDeps {
   logger: Logger;
   /** With REDIS_URL: one poller per source across the deployment, events through Redis. */
   redis: KeyedRedis | null;
+  /** The deployment's secret (CURSOR_SECRET): keys the HMAC that names a caller's token in Redis. */
+  secret: string;
   /** Told of each validator list a poll read: the list queries share is refreshed with it. */
   validatorsRead(list: ValidatorList): void;
 }

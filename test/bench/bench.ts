@@ -345,6 +345,8 @@ export async function startTarget(
           NODE_ENV: 'production',
           // The load generator is one client: unthrottled, so that figures stay comparable.
           RATE_LIMIT_POINTS: '0',
+          // Production on real upstreams does not start without it (config.ts).
+          CURSOR_SECRET: 'bench-cursor-secret-0123456789abcdef',
           ...env,
         });
   const output = await started.ready.catch((error) => {

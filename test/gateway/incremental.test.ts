@@ -162,7 +162,7 @@ describe('automatic persisted queries', () => {
   });
 
   it('keeps at most APQ_ENTRIES documents', async () => {
-    const gateway = env.coldGateway({ apq: { maxEntries: 2, maxBytes: 1_000_000 } });
+    const gateway = env.coldGateway({ apq: { maxEntries: 2, maxBytes: 1_000_000, redisBytes: 1_000_000 } });
     const queries = ['{ a: __typename }', '{ b: __typename }', '{ c: __typename }'];
     for (const query of queries) await post(gateway, { query, extensions: persisted(sha256(query)) });
     const byHash = await Promise.all(queries.map((q) => post(gateway, { extensions: persisted(sha256(q)) })));

@@ -43,6 +43,7 @@ async function serve(listener: RequestListener) {
 async function pair(urls: Devnet['urls'], rateLimitPoints = '100000000'): Promise<Pair> {
   const config = loadConfig({
     NODE_ENV: 'production',
+    CURSOR_SECRET: 'parity-cursor-secret-0123456789',
     SCAN_URL: urls.scan,
     EXPLORER_URL: urls.explorer,
     STAKE_URL: urls.stake,
