@@ -191,7 +191,8 @@ export function createGateway(options: GatewayOptions): Gateway {
   const validatorCache = validatorCacheFor(options, upstreams, metrics, shared);
   // CURSOR_SECRET, or (the devnet, real upstreams outside production: config.ts) one derived from the upstreams.
   const secret =
-    options.cursorSecret ?? sharedKeyPrefix('cursors', { urls: options.upstreamUrls, dialects: options.dialects });
+    options.cursorSecret ??
+    sharedKeyPrefix('cursors', { urls: options.upstreamUrls, dialects: options.dialects });
   const live = new LiveUpdates(options.live, {
     upstreams,
     metrics,
