@@ -107,7 +107,7 @@ function rateLimitFor(options: GatewayOptions, telemetry: Telemetry, redis: Redi
   if (options.scale.rateLimitPoints <= 0) return null;
   return new RateLimit(
     options.scale,
-    { logger: telemetry.logger, refused: () => telemetry.metrics.observeRateLimited() },
+    { refused: () => telemetry.metrics.observeRateLimited() },
     redis?.client ?? null,
   );
 }

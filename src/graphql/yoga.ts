@@ -57,7 +57,9 @@ const maskGatewayError = (error: unknown, message: string): Error => maskError(e
  */
 function pipeline(options: GatewayOptions, parts: YogaParts): Plugin[] {
   const persisted = options.persistedOperations ?? null;
-  const apq = parts.persistedQueries ? automaticPersistedQueries(parts.persistedQueries) : null;
+  const apq = parts.persistedQueries
+    ? automaticPersistedQueries(parts.persistedQueries, parts.rateLimit)
+    : null;
   return [
     // First: every request gets its trace (and so its x-request-id), health checks included.
     useTelemetry(parts.telemetry, operationLabeler()),
@@ -78,11 +80,11 @@ function pipeline(options: GatewayOptions, parts: YogaParts): Plugin[] {
     // @defer and @stream: multipart/mixed (or SSE) answers, interpreted, never cached.
     useDeferStream(),
     // A subscription takes a place among the streams of its client and of the process, or is refused.
-    useSubscriptionLimits(options.live, options.scale.trustProxy, parts.telemetry.metrics),
+    useSubscriptionLimits(options.live, options.scale, parts.telemetry.metrics),
     // Before execution (and before the response cache): every operation is priced, refused over
     // MAX_COMPLEXITY, and charged its cost to its client's budget.
     usePricing(parts.rateLimit),
-    // A document sent with its hash is kept only now: valid, priced and charged.
+    // A document sent with its hash is kept only now: proven, valid, priced, and charged its size.
     ...(apq ? [apq.register] : []),
     // After the limits, whose rules are part of the validation it keeps (refusals included).
     // Queries hot enough are compiled by graphql-jit; the mutation and cold documents are interpreted.

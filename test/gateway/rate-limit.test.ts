@@ -258,7 +258,7 @@ describe('who the client is', () => {
     ['10.0.0.9', '', 1, '10.0.0.9'],
     [undefined, null, 0, 'unknown'],
   ])('socket %s, x-forwarded-for %j, TRUST_PROXY %i: %s', (socket, forwarded, trust, client) => {
-    expect(clientAddress(socket, forwarded, trust)).toBe(client);
+    expect(clientAddress(socket, forwarded, { trustProxy: trust, ipv6Prefix: 64 })).toBe(client);
   });
 });
 

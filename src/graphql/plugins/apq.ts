@@ -1,20 +1,31 @@
-import { useAPQ } from '@graphql-yoga/plugin-apq';
+import { createHash } from 'node:crypto';
+import { GraphQLError } from 'graphql';
 import type { GraphQLParams, Plugin, YogaInitialContext } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
 import type { KeyedRedis } from '../../scale/redis.js';
+import { clientOf, type RateLimit, rateLimited } from './rate-limit.js';
 
 /**
- * Automatic persisted queries as Apollo's link speaks them (contract.md §6), by Yoga's APQ plugin:
- * a request may send `extensions.persistedQuery.sha256Hash` without its document; an unknown hash
- * answers `PersistedQueryNotFound` (code PERSISTED_QUERY_NOT_FOUND), and the client sends the
- * document with its hash, which is checked (a mismatch is BAD_USER_INPUT). Works over POST and
- * GET, so a GET by hash of a public query is CDN-cacheable like any public GET.
+ * Automatic persisted queries as Apollo's link speaks them (contract.md §6-§7): a request may send
+ * `extensions.persistedQuery.sha256Hash` without its document; an unknown hash answers
+ * `PersistedQueryNotFound` (code PERSISTED_QUERY_NOT_FOUND), and the client sends the document with
+ * its hash. Works over POST and GET, so a GET by hash of a public query is CDN-cacheable like any
+ * public GET.
  *
- * A document is registered only once it has passed validation and pricing (and so been charged to
- * its client's budget), and only up to MAX_DOCUMENT_BYTES: what is kept is what could run. It is
- * kept in process in an LRU bounded in entries and bytes, and with REDIS_URL in Redis too (for a
- * day), so that any instance knows a document another registered. Redis is never needed for an
- * answer: a document Redis does not give is asked of the client again.
+ * The store holds only what it can prove, since whoever asks by a hash runs what is stored under it
+ * with their own token:
+ * - `extensions.persistedQuery` is `{ version: 1, sha256Hash: <64 lowercase hex digits> }` or the
+ *   request is refused (BAD_USER_INPUT), and a document sent with a hash is refused unless the hash
+ *   is the SHA-256 of its exact text;
+ * - a document is registered only once it has passed validation and pricing, and registering it is
+ *   charged to its client's rate-limit budget by its size (one point per 64 bytes) beside its cost;
+ * - a document read from Redis is hashed again before it runs: one that does not match is a miss.
+ *
+ * Documents are kept in process in an LRU bounded in entries and bytes and, with REDIS_URL, in Redis
+ * within APQ_REDIS_BYTES for the whole deployment (the least recently registered go first), so that
+ * a flood of large unique documents cannot fill the Redis that rate-limit counters and live leases
+ * share. Redis is never needed for an answer: a document Redis does not give is asked of the client
+ * again.
  */
 
 export interface PersistedQueryStoreOptions {
@@ -22,6 +33,8 @@ export interface PersistedQueryStoreOptions {
   maxEntries: number;
   /** APQ_BYTES: the most bytes of documents kept in process. */
   maxBytes: number;
+  /** APQ_REDIS_BYTES: the most bytes of documents the deployment keeps in Redis. */
+  redisBytes: number;
   /** With REDIS_URL: the shared second level, and its deployment's key prefix. */
   redis: KeyedRedis | null;
 }
@@ -32,8 +45,55 @@ const SHARED_TTL_MS = 24 * 60 * 60 * 1000;
 /** The largest document kept (the largest of operations/ is under 1 KB): bigger ones just run. */
 const MAX_DOCUMENT_BYTES = 64 * 1024;
 
-/** What Apollo's link sends: 64 lowercase hex digits. Anything else is unknown, and costs nothing. */
+/** A registration costs one rate-limit point per this many bytes of its document. */
+const BYTES_PER_POINT = 64;
+
+/** What Apollo's link sends: 64 lowercase hex digits. */
 const SHA256_HEX = /^[0-9a-f]{64}$/;
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+/**
+ * Registers a document in Redis within a byte budget, as one script: the documents (a hash of
+ * hash → text), when each was last registered (a sorted set) and their total size. Documents past
+ * their time are dropped first, then the least recently registered, until the new one fits; a
+ * bounded number per call, so that the script stays short (beyond it the document is not shared).
+ * KEYS: documents, registered, bytes. ARGV: hash, document, now, ttl, budget.
+ */
+const REGISTER = `local size = #ARGV[2]
+local now, ttl, budget = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
+  redis.call('ZADD', KEYS[2], now, ARGV[1])
+  return 1
+end
+local used = tonumber(redis.call('GET', KEYS[3]) or '0')
+local function drop(hash)
+  used = used - redis.call('HSTRLEN', KEYS[1], hash)
+  redis.call('HDEL', KEYS[1], hash)
+  redis.call('ZREM', KEYS[2], hash)
+end
+for _, hash in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now - ttl, 'LIMIT', 0, 64)) do drop(hash) end
+local evictions = 0
+while used + size > budget and evictions < 256 do
+  local oldest = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
+  if not oldest then break end
+  drop(oldest)
+  evictions = evictions + 1
+end
+if used < 0 then used = 0 end
+if used + size > budget then
+  redis.call('SET', KEYS[3], used)
+  return 0
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('ZADD', KEYS[2], now, ARGV[1])
+redis.call('SET', KEYS[3], used + size)
+return 1`;
+
+/** A registered document that is still within its time. KEYS: documents, registered. ARGV: hash, now, ttl. */
+const LOOKUP = `local registered = redis.call('ZSCORE', KEYS[2], ARGV[1])
+if not registered or tonumber(registered) < tonumber(ARGV[2]) - tonumber(ARGV[3]) then return false end
+return redis.call('HGET', KEYS[1], ARGV[1])`;
 
 export class PersistedQueryStore {
   private readonly documents: LRUCache<string, string>;
@@ -47,51 +107,122 @@ export class PersistedQueryStore {
     });
   }
 
-  private key(hash: string): string {
-    return `${this.options.redis?.prefix ?? ''}apq:${hash}`;
+  private keys(): [string, string] {
+    const prefix = `${this.options.redis?.prefix ?? ''}apq:`;
+    return [`${prefix}documents`, `${prefix}registered`];
   }
 
+  /** The document registered under `hash` (a checked SHA-256 hex), or null. */
   async get(hash: string): Promise<string | null> {
-    if (!SHA256_HEX.test(hash)) return null;
     const kept = this.documents.get(hash);
     if (kept !== undefined) return kept;
     const redis = this.options.redis;
     if (!redis) return null;
-    const shared = await redis.store.run((c) => c.get(this.key(hash))).catch(() => null);
-    if (shared !== null) this.documents.set(hash, shared);
+    const shared = (await redis.store
+      .run((c) => c.eval(LOOKUP, 2, ...this.keys(), hash, Date.now(), SHARED_TTL_MS))
+      .catch(() => null)) as string | null;
+    // What Redis holds is proven again: an entry that is not its hash's document is a miss.
+    if (typeof shared !== 'string' || sha256(shared) !== hash) return null;
+    this.documents.set(hash, shared);
     return shared;
   }
 
-  /** Keeps a document under its (checked) hash, unless it is already kept or too big to keep. */
+  has(hash: string): boolean {
+    return this.documents.has(hash);
+  }
+
+  /** Keeps a document under its (proven) hash, unless it is too big to keep. */
   register(hash: string, document: string): void {
-    if (this.documents.has(hash) || Buffer.byteLength(document) > MAX_DOCUMENT_BYTES) return;
     this.documents.set(hash, document);
     this.options.redis?.store
-      .run((c) => c.set(this.key(hash), document, 'PX', SHARED_TTL_MS))
+      .run((c) =>
+        c.eval(
+          REGISTER,
+          3,
+          ...this.keys(),
+          `${this.options.redis?.prefix ?? ''}apq:bytes`,
+          hash,
+          document,
+          Date.now(),
+          SHARED_TTL_MS,
+          this.options.redisBytes,
+        ),
+      )
       .catch(() => undefined);
   }
 }
 
-/** The hash a registration carries beside its document (checked against it by useAPQ), if any. */
-function registration(params: GraphQLParams | undefined): { hash: string; document: string } | null {
-  const hash = (params?.extensions?.persistedQuery as { sha256Hash?: unknown } | undefined)?.sha256Hash;
-  return typeof hash === 'string' && typeof params?.query === 'string'
-    ? { hash, document: params.query }
-    : null;
+const refusal = (message: string) =>
+  new GraphQLError(message, { extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } } });
+
+/**
+ * The hash a request names, checked: null without `extensions.persistedQuery`; a refusal for anything
+ * but version 1 with a SHA-256 in lowercase hex.
+ */
+function namedHash(params: GraphQLParams | undefined): string | null {
+  const sent = (params?.extensions as { persistedQuery?: unknown } | undefined)?.persistedQuery;
+  if (sent === undefined || sent === null) return null;
+  const { version, sha256Hash } = sent as { version?: unknown; sha256Hash?: unknown };
+  if (version !== 1 || typeof sha256Hash !== 'string' || !SHA256_HEX.test(sha256Hash)) {
+    throw refusal(
+      'extensions.persistedQuery must be { "version": 1, "sha256Hash": the SHA-256 of the document in lowercase hex }.',
+    );
+  }
+  return sha256Hash;
 }
+
+const notFound = () =>
+  new GraphQLError('PersistedQueryNotFound', {
+    extensions: { code: 'PERSISTED_QUERY_NOT_FOUND', http: { status: 404 } },
+  });
+
+type ExecuteArgs = { contextValue: unknown };
+type Stop = (result: { errors: GraphQLError[] }) => void;
 
 /**
  * The two steps: `lookup` (early: a hash alone becomes its document, or PersistedQueryNotFound; a
- * document with a hash is checked) and `register` (after pricing: a document that is about to run
- * is kept). Between them, the document is limited, validated and priced like any other.
+ * document with a hash is proven) and `register` (after pricing: a document that is about to run is
+ * charged its size and kept). Between them, the document is limited, validated and priced like any
+ * other.
  */
-export function automaticPersistedQueries(store: PersistedQueryStore): { lookup: Plugin; register: Plugin } {
-  const keep = ({ args }: { args: { contextValue: unknown } }) => {
-    const sent = registration((args.contextValue as YogaInitialContext).params);
-    if (sent) store.register(sent.hash, sent.document);
+export function automaticPersistedQueries(
+  store: PersistedQueryStore,
+  rateLimit: RateLimit | null,
+): { lookup: Plugin; register: Plugin } {
+  const lookup: Plugin = {
+    async onParams({ params, setParams }) {
+      const hash = namedHash(params);
+      if (hash === null) return;
+      if (typeof params.query !== 'string') {
+        const document = await store.get(hash);
+        if (document === null) throw notFound();
+        setParams({ ...params, query: document });
+      } else if (sha256(params.query) !== hash) {
+        throw refusal('The document does not match extensions.persistedQuery.sha256Hash.');
+      }
+    },
+  };
+  const keep = async ({ args, stop }: { args: ExecuteArgs; stop: Stop }) => {
+    const params = (args.contextValue as YogaInitialContext).params;
+    const hash = namedHash(params);
+    const document = params?.query;
+    if (hash === null || typeof document !== 'string' || store.has(hash)) return;
+    const bytes = Buffer.byteLength(document);
+    if (bytes > MAX_DOCUMENT_BYTES || sha256(document) !== hash) return;
+    const over = rateLimit
+      ? await rateLimit.charge(
+          clientOf(args.contextValue, rateLimit.client),
+          Math.ceil(bytes / BYTES_PER_POINT),
+        )
+      : null;
+    if (over) return stop({ errors: [rateLimited(over.retryAfterMs)] });
+    store.register(hash, document);
   };
   return {
-    lookup: useAPQ({ store: { get: (hash) => store.get(hash), set: () => undefined } }),
-    register: { onExecute: keep, onSubscribe: keep },
+    lookup,
+    register: {
+      onExecute: ({ args, setResultAndStopExecution }) => keep({ args, stop: setResultAndStopExecution }),
+      onSubscribe: ({ args, setResultAndStopExecution }) => keep({ args, stop: setResultAndStopExecution }),
+    },
   };
 }

@@ -2,10 +2,15 @@ import {
   type DocumentNode,
   type FieldNode,
   type FragmentDefinitionNode,
+  type FragmentSpreadNode,
+  GraphQLError,
   type GraphQLField,
+  GraphQLIncludeDirective,
   type GraphQLNamedType,
   type GraphQLSchema,
+  GraphQLSkipDirective,
   getArgumentValues,
+  getDirectiveValues,
   getNamedType,
   getOperationAST,
   getVariableValues,
@@ -32,7 +37,9 @@ import { clientOf, type RateLimit, rateLimited } from './rate-limit.js';
  * The arguments a cost reads are the operation's own, coerced but not checked: an argument a field's
  * rule refuses fails that field alone when it runs, and still counts towards the price of the rest.
  * (Pothos' own pricing maps arguments through the fields' rules, so that one refused argument
- * would make the whole operation unpriceable.)
+ * would make the whole operation unpriceable.) A selection `@skip`/`@include` leaves out costs
+ * nothing. Pricing fails closed: an operation it cannot price is refused, never run unpriced.
+ * Subscriptions are priced when they start; an operation with `@defer`/`@stream` as a whole.
  */
 
 const DEFAULT_COST = 1;
@@ -92,6 +99,7 @@ function priceSelectionSet(pricing: Pricing, set: SelectionSetNode, type: GraphQ
   pricing.active.add(set);
   let cost = 0;
   for (const selection of set.selections) {
+    if (skipped(pricing, selection)) continue;
     if (selection.kind === Kind.FIELD) cost += priceField(pricing, selection, type);
     else if (selection.kind === Kind.INLINE_FRAGMENT) cost += priceFragment(pricing, selection, type);
     else {
@@ -106,9 +114,20 @@ function priceSelectionSet(pricing: Pricing, set: SelectionSetNode, type: GraphQ
   return cost;
 }
 
+/** Whether `@skip`/`@include` leave a selection out (it then costs nothing: it never runs). */
+function skipped(pricing: Pricing, node: FieldNode | InlineFragmentNode | FragmentSpreadNode): boolean {
+  if (!node.directives?.length) return false;
+  const skip = getDirectiveValues(GraphQLSkipDirective, node, pricing.variables);
+  if (skip?.if === true) return true;
+  const include = getDirectiveValues(GraphQLIncludeDirective, node, pricing.variables);
+  return include?.if === false;
+}
+
 /**
- * The cost of the operation a request executes, or null when it cannot be priced (no such
- * operation, variables that do not coerce: execution refuses those without any upstream call).
+ * The cost of the operation a request executes, or why it cannot be priced: an operation that
+ * cannot be priced does not run (contract.md §7). Variables that do not coerce, and arguments that
+ * do not (a null fed to a non-null argument), are BAD_USER_INPUT with graphql-js's own message; a
+ * missing operation likewise; anything else refuses the operation as an internal error.
  */
 export function operationCost(
   schema: GraphQLSchema,
@@ -116,23 +135,35 @@ export function operationCost(
   operationName: string | null | undefined,
   variables: Record<string, unknown> | null | undefined,
   ctx: object = {},
-): number | null {
+): number | GatewayError {
   const operation = getOperationAST(document, operationName);
   const root = operation && schema.getRootType(operation.operation);
-  if (!operation || !root) return null;
+  if (!operation || !root) {
+    return new GatewayError(
+      operationName ? `Unknown operation named "${operationName}".` : 'Name the operation to run.',
+      'BAD_USER_INPUT',
+    );
+  }
   const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], variables ?? {});
-  if (coerced.errors) return null;
+  if (coerced.errors)
+    return new GatewayError(coerced.errors.map((e) => e.message).join(' '), 'BAD_USER_INPUT');
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const definition of document.definitions)
     if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
   try {
-    return priceSelectionSet(
+    const cost = priceSelectionSet(
       { schema, fragments, variables: coerced.coerced, ctx, active: new Set(), done: new Map() },
       operation.selectionSet,
       root,
     );
-  } catch {
-    return null;
+    if (Number.isFinite(cost) && cost >= 0) return cost;
+    throw new Error(`priced at ${cost}`);
+  } catch (error) {
+    if (error instanceof GraphQLError) return new GatewayError(error.message, 'BAD_USER_INPUT');
+    return new GatewayError(
+      'The operation could not be priced, so it does not run.',
+      'INTERNAL_SERVER_ERROR',
+    );
   }
 }
 
@@ -157,11 +188,10 @@ export function usePricing(rateLimit: RateLimit | null): Plugin {
       args.variableValues as Record<string, unknown> | undefined,
       context,
     );
-    // Unpriceable: its variables do not coerce, and execution refuses it without an upstream call.
-    if (cost === null) return;
+    if (cost instanceof GatewayError) return refuse({ errors: [cost] });
     if (cost > context.maxComplexity) return refuse({ errors: [tooCostly(cost, context.maxComplexity)] });
     const over =
-      rateLimit && cost > 0 ? await rateLimit.charge(clientOf(context, rateLimit.trustProxy), cost) : null;
+      rateLimit && cost > 0 ? await rateLimit.charge(clientOf(context, rateLimit.client), cost) : null;
     if (over) refuse({ errors: [rateLimited(over.retryAfterMs)] });
   };
   return {

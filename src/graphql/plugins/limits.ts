@@ -88,6 +88,16 @@ export function limitPlugins(limits: Limits, policy: DocumentPolicy): Plugin[] {
     blockFieldSuggestion: { enabled: !policy.fieldSuggestions },
   });
   const rootFields = maxRootFields(limits.rootFields);
+  const boundVariables = ({
+    args,
+    setResultAndStopExecution,
+  }: {
+    args: { variableValues?: unknown };
+    setResultAndStopExecution(result: { errors: GraphQLError[] }): void;
+  }) => {
+    const excess = variablesExcess(args.variableValues, limits.variablesDepth, limits.variableValues);
+    if (excess) setResultAndStopExecution({ errors: [limitError(excess, 'variables')] });
+  };
   return [
     ...(armor.protect().plugins as Plugin[]),
     {
@@ -97,11 +107,10 @@ export function limitPlugins(limits: Limits, policy: DocumentPolicy): Plugin[] {
         addValidationRule(oneSpellingPerArgument);
         if (!policy.introspection) addValidationRule(NoSchemaIntrospectionCustomRule);
       },
-      // Before anything prices, coerces or executes them: variables too deep or too many.
-      onExecute({ args, setResultAndStopExecution }) {
-        const excess = variablesExcess(args.variableValues, limits.variablesDepth, limits.variableValues);
-        if (excess) setResultAndStopExecution({ errors: [limitError(excess, 'variables')] });
-      },
+      // Before anything prices, coerces or executes them: variables too deep or too many, for every
+      // kind of operation (a subscription starts through onSubscribe, not onExecute).
+      onExecute: boundVariables,
+      onSubscribe: boundVariables,
     },
   ];
 }

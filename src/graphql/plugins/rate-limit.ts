@@ -1,12 +1,7 @@
 import type { IncomingMessage } from 'node:http';
+import { isIPv4, isIPv6 } from 'node:net';
 import type { Redis } from 'ioredis';
-import type { Logger } from 'pino';
-import {
-  type RateLimiterAbstract,
-  RateLimiterMemory,
-  RateLimiterRedis,
-  RateLimiterRes,
-} from 'rate-limiter-flexible';
+import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { ScaleConfig } from '../../config.js';
 import { GatewayError } from '../../errors.js';
 
@@ -20,22 +15,67 @@ import { GatewayError } from '../../errors.js';
  * Both transports put the node:http request (`req`) in the context, where the client's address is
  * read.
  *
- * Counters: rate-limiter-flexible, in process (RateLimiterMemory), or in Redis when REDIS_URL is
- * set (RateLimiterRedis: one budget across every instance and worker) with an in-process insurance
- * limiter that takes over, with the same budget per process, whenever a Redis command fails, times
- * out (REDIS_TIMEOUT_MS) or the connection is not up. Redis is never needed for an answer.
+ * Counters: in process (BoundedWindows, below), or in Redis when REDIS_URL is set
+ * (rate-limiter-flexible's RateLimiterRedis: one budget across every instance and worker), with the
+ * in-process counters taking over, with the same budget per process, whenever a Redis command fails,
+ * times out (REDIS_TIMEOUT_MS) or the connection is not up. Redis is never needed for an answer.
  */
 
-export type RateLimitSettings = Pick<ScaleConfig, 'rateLimitPoints' | 'rateLimitWindowMs' | 'trustProxy'>;
+export type RateLimitSettings = Pick<
+  ScaleConfig,
+  'rateLimitPoints' | 'rateLimitWindowMs' | 'trustProxy' | 'ipv6Prefix'
+>;
+
+/** How a request's client is named: which `x-forwarded-for` hop, and how much of an IPv6 address. */
+export type ClientIdentity = Pick<ScaleConfig, 'trustProxy' | 'ipv6Prefix'>;
 
 /** The key of a request without a socket (an in-process `yoga.fetch`): one budget for all of them. */
 const NO_SOCKET = 'unknown';
 
-/** `::ffff:10.1.2.3` (IPv4 on a dual-stack socket) is 10.1.2.3: one client, one key. */
-const normalize = (address: string) => {
-  const trimmed = address.trim().toLowerCase();
-  return trimmed.startsWith('::ffff:') && trimmed.includes('.') ? trimmed.slice(7) : trimmed;
-};
+/** The 8 groups of an IPv6 address (`::` expanded, a dotted IPv4 tail as two groups), or null. */
+function ipv6Groups(address: string): number[] | null {
+  let text = address;
+  const dotted = /^(.*:)(\d+\.\d+\.\d+\.\d+)$/.exec(text);
+  if (dotted) {
+    if (!isIPv4(dotted[2] as string)) return null;
+    const [a, b, c, d] = (dotted[2] as string).split('.').map(Number) as [number, number, number, number];
+    text = `${dotted[1]}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const halves = text.split('::');
+  if (halves.length > 2) return null;
+  const part = (half: string | undefined) => (half ? half.split(':') : []);
+  const head = part(halves[0]);
+  const tail = part(halves[1]);
+  const missing = 8 - head.length - tail.length;
+  if (halves.length === 1 ? missing !== 0 : missing < 1) return null;
+  const groups = [...head, ...Array<string>(halves.length === 2 ? missing : 0).fill('0'), ...tail];
+  if (groups.some((group) => !/^[0-9a-f]{1,4}$/.test(group))) return null;
+  return groups.map((group) => Number.parseInt(group, 16));
+}
+
+/** An IPv6 address's network of `prefix` bits, as `2001:db8:1:2::/64`. */
+function ipv6Network(groups: number[], prefix: number): string {
+  const masked = groups.map((group, i) => {
+    const bits = Math.min(16, Math.max(0, prefix - 16 * i));
+    return bits === 0 ? 0 : group & (0xffff << (16 - bits)) & 0xffff;
+  });
+  const kept = masked.slice(0, Math.ceil(prefix / 16)).map((group) => group.toString(16));
+  return `${kept.join(':')}${kept.length < 8 ? '::' : ''}/${prefix}`;
+}
+
+/**
+ * One client, one key: `::ffff:10.1.2.3` (IPv4 on a dual-stack socket) is 10.1.2.3, and an IPv6
+ * address is its network of CLIENT_IPV6_PREFIX bits (a host is given a whole /64, so counting its
+ * addresses one by one would give it 2^64 budgets). Anything that is no address is kept as written
+ * (a proxy's entry), cut to 100 characters.
+ */
+export function clientKey(address: string, ipv6Prefix = 64): string {
+  const trimmed = address.trim().toLowerCase().replace(/%.*$/, '');
+  if (trimmed.startsWith('::ffff:') && isIPv4(trimmed.slice(7))) return trimmed.slice(7);
+  if (!isIPv6(trimmed)) return trimmed.slice(0, 100);
+  const groups = ipv6Groups(trimmed);
+  return groups ? ipv6Network(groups, ipv6Prefix) : trimmed.slice(0, 100);
+}
 
 /**
  * The client of a request: the socket's remote address, or, with TRUST_PROXY = n > 0, the address
@@ -47,9 +87,10 @@ const normalize = (address: string) => {
 export function clientAddress(
   socketAddress: string | undefined,
   forwardedFor: string | null | undefined,
-  trustProxy: number,
+  identity: ClientIdentity,
 ): string {
-  const socket = socketAddress ? normalize(socketAddress) : NO_SOCKET;
+  const { trustProxy, ipv6Prefix } = identity;
+  const socket = socketAddress ? clientKey(socketAddress, ipv6Prefix) : NO_SOCKET;
   if (trustProxy <= 0 || !forwardedFor) return socket;
   const hops = forwardedFor
     .split(',')
@@ -58,84 +99,132 @@ export function clientAddress(
   if (hops.length === 0) return socket;
   // addresses[0] is the socket's peer, addresses[i] the i-th entry from the right.
   const index = Math.min(trustProxy, hops.length);
-  return normalize(hops[hops.length - index] as string).slice(0, 100);
+  return clientKey(hops[hops.length - index] as string, ipv6Prefix);
 }
 
 /** The node:http request of either transport: the fast path and Yoga's node adapter both pass `req`. */
-export function clientOf(context: unknown, trustProxy: number): string {
+export function clientOf(context: unknown, identity: ClientIdentity): string {
   const { req, request } = (context ?? {}) as {
     req?: IncomingMessage;
     request?: { headers?: { get(name: string): string | null } };
   };
   const forwardedFor =
-    trustProxy > 0
+    identity.trustProxy > 0
       ? (request?.headers?.get('x-forwarded-for') ?? (req?.headers['x-forwarded-for'] as string | undefined))
       : null;
-  return clientAddress(req?.socket?.remoteAddress, forwardedFor, trustProxy);
+  return clientAddress(req?.socket?.remoteAddress, forwardedFor, identity);
+}
+
+/** The most clients whose windows the in-process limiter holds at once (about 100 bytes each). */
+export const MAX_TRACKED_CLIENTS = 100_000;
+
+/** Where the clients that find the in-process table full are counted, together. */
+const OVERFLOW = '\u0000overflow';
+
+/**
+ * Fixed windows per client, in process, in bounded memory. rate-limiter-flexible's memory store
+ * keeps one entry and one timer per client for as long as its window lasts, with no bound, so a
+ * flood of distinct addresses would grow it without end. Here windows are kept in a Map in the
+ * order they started, so the expired ones are always at its front and are dropped as new ones
+ * come; when MAX_TRACKED_CLIENTS windows are running, a new client is not given a fresh budget
+ * (that would fail open) but shares one overflow budget with every other such client until
+ * windows end.
+ */
+export class BoundedWindows {
+  private readonly windows = new Map<string, { points: number; endsAt: number }>();
+
+  constructor(
+    private readonly points: number,
+    private readonly windowMs: number,
+    private readonly maxClients = MAX_TRACKED_CLIENTS,
+  ) {}
+
+  /** Charges `cost`: null within budget, else how long until the client's window ends. */
+  charge(client: string, cost: number, now = Date.now()): { retryAfterMs: number } | null {
+    for (const [key, window] of this.windows) {
+      if (window.endsAt > now) break;
+      this.windows.delete(key);
+    }
+    let key = client;
+    let window = this.windows.get(key);
+    if (!window && this.windows.size >= this.maxClients) {
+      key = OVERFLOW;
+      window = this.windows.get(key);
+    }
+    if (!window) {
+      window = { points: 0, endsAt: now + this.windowMs };
+      this.windows.set(key, window);
+    }
+    window.points += cost;
+    return window.points > this.points ? { retryAfterMs: Math.max(1, window.endsAt - now) } : null;
+  }
+
+  get size(): number {
+    return this.windows.size;
+  }
 }
 
 export interface RateLimitEvents {
-  logger: Logger;
   /** Told of each refused operation (metrics). */
   refused(): void;
 }
 
 /** The budget of every client, and how a request is charged against it. */
 export class RateLimit {
-  private readonly limiter: RateLimiterAbstract;
+  /** The shared counters (REDIS_URL), or null: in process only. */
+  private readonly shared: RateLimiterRedis | null;
+  /** The in-process counters: the only ones without Redis, the insurance while Redis is not up. */
+  private readonly local: BoundedWindows;
 
   /**
    * `redis`: the gateway's Redis connection (redis.ts), whose outages it logs; the counters live
    * there when it is given. Its commands fail at once while it is down and within REDIS_TIMEOUT_MS
-   * otherwise, and the insurance limiter answers meanwhile.
+   * otherwise, and the in-process counters answer meanwhile.
    */
   constructor(
     private readonly settings: RateLimitSettings,
     private readonly events: RateLimitEvents,
     private readonly redis: Redis | null = null,
   ) {
-    // rate-limiter-flexible counts windows in whole seconds (Redis expiries are in seconds).
-    const duration = Math.max(1, Math.ceil(settings.rateLimitWindowMs / 1000));
     const points = settings.rateLimitPoints;
-    const memory = new RateLimiterMemory({ points, duration, keyPrefix: 'rate' });
-    this.limiter = redis
+    this.local = new BoundedWindows(points, settings.rateLimitWindowMs);
+    this.shared = redis
       ? new RateLimiterRedis({
           storeClient: redis,
           points,
-          duration,
+          // rate-limiter-flexible counts windows in whole seconds (Redis expiries are in seconds).
+          duration: Math.max(1, Math.ceil(settings.rateLimitWindowMs / 1000)),
           // The counters of every instance and worker on this Redis; a new window layout, a new prefix.
           keyPrefix: 'chain-gateway:rate-limit:v1',
           rejectIfRedisNotReady: true,
-          insuranceLimiter: memory,
         })
-      : memory;
+      : null;
   }
 
-  /** How many proxies' `x-forwarded-for` hops name the client (TRUST_PROXY). */
-  get trustProxy(): number {
-    return this.settings.trustProxy;
+  /** How a request's client is named (TRUST_PROXY, CLIENT_IPV6_PREFIX). */
+  get client(): ClientIdentity {
+    return this.settings;
   }
 
   /**
    * Charges `cost` points to a client. Null when the client is within its budget; else how long
-   * until its window ends (the points are charged either way, as the library counts them).
+   * until its window ends (the points are charged either way). When Redis does not answer, the
+   * in-process counters decide: a charge is never let through unchecked.
    */
   async charge(client: string, cost: number): Promise<{ retryAfterMs: number } | null> {
-    try {
-      await this.limiter.consume(client, cost);
-      return null;
-    } catch (rejection) {
-      if (rejection instanceof RateLimiterRes) {
-        this.events.refused();
-        return { retryAfterMs: Math.max(1, Math.ceil(rejection.msBeforeNext)) };
+    let over = null;
+    if (this.shared) {
+      try {
+        await this.shared.consume(client, cost);
+      } catch (rejection) {
+        over =
+          rejection instanceof RateLimiterRes
+            ? { retryAfterMs: Math.max(1, Math.ceil(rejection.msBeforeNext)) }
+            : this.local.charge(client, cost);
       }
-      // Neither Redis nor the insurance limiter answered (not expected): the request goes on.
-      this.events.logger.warn(
-        { err: (rejection as Error)?.message },
-        'rate limiter failed; request let through',
-      );
-      return null;
-    }
+    } else over = this.local.charge(client, cost);
+    if (over) this.events.refused();
+    return over;
   }
 
   /** Where the counters are now: `redis` (shared), `process` (no REDIS_URL) or `insurance` (Redis not up). */

@@ -2,7 +2,7 @@ import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import type { LiveConfig } from '../../config.js';
 import { GatewayError } from '../../errors.js';
 import type { GatewayMetrics } from '../../ops/metrics.js';
-import { clientOf } from './rate-limit.js';
+import { type ClientIdentity, clientOf } from './rate-limit.js';
 
 /**
  * How many subscription streams may be open: MAX_SUBSCRIPTIONS in this process, and
@@ -24,12 +24,16 @@ function tooMany(scope: string, retryAfterMs: number): GatewayError {
   );
 }
 
-export function useSubscriptionLimits(limits: Limits, trustProxy: number, metrics: GatewayMetrics): Plugin {
+export function useSubscriptionLimits(
+  limits: Limits,
+  identity: ClientIdentity,
+  metrics: GatewayMetrics,
+): Plugin {
   const perClient = new Map<string, number>();
   let open = 0;
   return {
     onSubscribe({ args, setResultAndStopExecution }) {
-      const client = clientOf(args.contextValue, trustProxy);
+      const client = clientOf(args.contextValue, identity);
       const mine = perClient.get(client) ?? 0;
       const refused =
         open >= limits.maxSubscriptions

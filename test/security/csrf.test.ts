@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { useGatewayOnDevnet } from '../gateway/helpers.js';
+
+/**
+ * The CSRF exemption (contract.md §7): a GET without the CSRF header runs only when it is a
+ * subscription asked for as `text/event-stream`, which is what a browser's EventSource sends. A
+ * cross-site `<img src>` or link that asks for an event stream must not run a query with the
+ * visitor's cookies or network position.
+ */
+
+const env = useGatewayOnDevnet();
+env.serveOverHttp();
+
+const get = (query: string, extra = '') =>
+  fetch(`${env.url}?query=${encodeURIComponent(query)}${extra}`, {
+    headers: { accept: 'text/event-stream' },
+  });
+
+describe('a GET without the CSRF header', () => {
+  it.each([
+    ['a query', '{ validators(pageSize: 5) { nodes { moniker } } }', ''],
+    [
+      'a query named among a subscription',
+      'query Q { validatorStatistics { totalValidators } } subscription S { blockAdded { height } }',
+      '&operationName=Q',
+    ],
+    ['a document that does not parse', '{ validators(', ''],
+  ])('is refused for %s asking for an event stream, before any upstream call', async (_, query, extra) => {
+    const res = await get(query, extra);
+    expect(res.status).toBe(403);
+    expect(await res.text()).toContain('CSRF');
+    expect(env.devnet.requests).toEqual([]);
+  });
+
+  it('runs a subscription asked for as text/event-stream (the positive control: EventSource)', async () => {
+    const controller = new AbortController();
+    const res = await fetch(
+      `${env.url}?query=${encodeURIComponent('subscription { validatorStatisticsUpdated { totalValidators } }')}`,
+      {
+        headers: { accept: 'text/event-stream' },
+        signal: controller.signal,
+      },
+    );
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    controller.abort();
+  });
+});
