@@ -33,7 +33,9 @@ function subscribes(search: URLSearchParams): boolean {
   const query = search.get('query');
   if (!query) return false;
   try {
-    return getOperationAST(parse(query), search.get('operationName') || undefined)?.operation === 'subscription';
+    return (
+      getOperationAST(parse(query), search.get('operationName') || undefined)?.operation === 'subscription'
+    );
   } catch {
     return false;
   }
