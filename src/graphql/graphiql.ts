@@ -11,7 +11,7 @@ import type { GraphiQLOptions } from 'graphql-yoga';
  */
 
 /** operations/, from src/ and from dist/ alike. */
-const OPERATIONS_DIR = new URL('../../operations/', import.meta.url);
+export const OPERATIONS_DIR = new URL('../../operations/', import.meta.url);
 
 export interface GraphiQLExamples {
   title: string;

@@ -62,7 +62,10 @@ function pipeline(options: GatewayOptions, parts: YogaParts): Plugin[] {
     : null;
   return [
     // First: every request gets its trace (and so its x-request-id), health checks included.
-    useTelemetry(parts.telemetry, operationLabeler()),
+    useTelemetry(
+      parts.telemetry,
+      operationLabeler({ forget: (name) => parts.telemetry.metrics.forgetOperation(name) }),
+    ),
     useAnswers(parts.cors),
     useOperationalEndpoints({
       upstreams: parts.upstreams,

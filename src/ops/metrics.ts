@@ -160,6 +160,18 @@ export class GatewayMetrics {
     for (const code of codes) this.child(`e\0${code}`, () => this.errors.labels(code)).inc();
   }
 
+  /** Drops an operation's series (its label was given to another name: telemetry.ts). */
+  forgetOperation(operation: string): void {
+    for (const key of this.children.keys()) {
+      const [kind, name, outcome] = key.split('\0');
+      if (name !== operation) continue;
+      if (kind === 'r') this.requests.remove(operation, outcome as string);
+      else if (kind === 'd') this.duration.remove(operation);
+      else continue;
+      this.children.delete(key);
+    }
+  }
+
   observeUpstream({ upstream, endpoint, status, seconds }: UpstreamCallEvent): void {
     this.child(`u\0${upstream}\0${endpoint}\0${status}`, () =>
       this.upstreamRequests.labels(upstream, endpoint, status),

@@ -7,6 +7,9 @@ import type { Plugin } from 'graphql-yoga';
  * any other document is refused before it is parsed.
  */
 export function usePersistedOnly(manifest: Readonly<Record<string, string>>): Plugin {
+  // A Map of the manifest's own entries: an id such as `constructor` or `__proto__` names nothing
+  // (read from the object, it would find Object.prototype's members, and answer 500).
+  const operations = new Map(Object.entries(manifest));
   return usePersistedOperations({
     extractPersistedOperationId: (params) => {
       const documentId = (params as { documentId?: unknown }).documentId;
@@ -16,7 +19,7 @@ export function usePersistedOnly(manifest: Readonly<Record<string, string>>): Pl
       )?.persistedQuery;
       return apollo?.version === 1 && typeof apollo.sha256Hash === 'string' ? apollo.sha256Hash : null;
     },
-    getPersistedOperation: (id) => manifest[id] ?? manifest[`sha256:${id}`] ?? null,
+    getPersistedOperation: (id) => operations.get(id) ?? operations.get(`sha256:${id}`) ?? null,
     allowArbitraryOperations: false,
     customErrors: {
       notFound: { message: 'Unknown persisted operation.', extensions: { code: 'BAD_USER_INPUT' } },

@@ -1,41 +1,89 @@
+import { readdirSync } from 'node:fs';
 import { type DocumentNode, getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { attachTrace, finishTrace, startTrace, type Telemetry, traceOf } from '../../ops/request-trace.js';
+import { OPERATIONS_DIR } from '../graphiql.js';
 import { type OperationFact, operationFact } from './prepared.js';
 
 const OPERATION_NAME = /^[_A-Za-z][_0-9A-Za-z]{0,63}$/;
 
+export interface LabelerOptions {
+  /** Names that are always labels: the operations the frontends send (operations/). */
+  reserved?: Iterable<string>;
+  /** The most other names labelled at once. */
+  max?: number;
+  /** An other name not seen for this long gives its label up. */
+  idleMs?: number;
+  /** Told of a label given up, so that its series can be dropped. */
+  forget?: (name: string) => void;
+  now?: () => number;
+}
+
+/** The names of operations/ (one operation per file, named as the file). */
+export function frontendOperationNames(dir: URL = OPERATIONS_DIR): string[] {
+  try {
+    return readdirSync(dir)
+      .filter((file) => file.endsWith('.graphql'))
+      .map((file) => file.slice(0, -'.graphql'.length));
+  } catch {
+    return [];
+  }
+}
+
 /**
- * Operation names come from callers, so only well-formed names become labels, and at most
- * `max` distinct ones, to bound metric cardinality.
+ * Operation names come from callers, so only well-formed names become labels, to bound metric
+ * cardinality: the frontends' own operations always, and at most `max` others at once. An other
+ * name keeps its label while it is in use; the least recently seen one gives it up once idle for
+ * `idleMs`, so that the first names a caller sends cannot hold every label for ever (while they
+ * hold them, a new name is counted as `other`).
  */
-export function operationLabeler(max = 200): (name: unknown) => string {
-  const known = new Set<string>();
+export function operationLabeler({
+  reserved = frontendOperationNames(),
+  max = 200,
+  idleMs = 10 * 60_000,
+  forget = () => {},
+  now = Date.now,
+}: LabelerOptions = {}): (name: unknown) => string {
+  const always = new Set(reserved);
+  // Other names by when they were last seen, least recent first (a hit moves a name to the end).
+  const seen = new Map<string, number>();
   return (name) => {
     if (name === null || name === undefined || name === '') return 'anonymous';
     if (typeof name !== 'string' || !OPERATION_NAME.test(name)) return 'invalid';
-    if (known.has(name)) return name;
-    if (known.size >= max) return 'other';
-    known.add(name);
+    if (always.has(name)) return name;
+    const at = now();
+    if (seen.delete(name) || seen.size < max) {
+      seen.set(name, at);
+      return name;
+    }
+    const [oldest, last] = seen.entries().next().value as [string, number];
+    if (at - last < idleMs) return 'other';
+    seen.delete(oldest);
+    forget(oldest);
+    seen.set(name, at);
     return name;
   };
 }
 
 /**
- * The label of the operation a request names, or of the one its document holds: one label for
- * both paths, worked out once per prepared document and operation name.
+ * The name of the operation a request names, or of the one its document holds, worked out once
+ * per prepared document and operation name; its label is asked of the labeler on every request.
  */
 function operationLabel(
   label: (name: unknown) => string,
-  labels: OperationFact<string>,
+  names: OperationFact<string | undefined>,
   params: { operationName?: unknown } | undefined,
   document: unknown,
 ): string {
   const given = params?.operationName;
   if (!(document instanceof Object) || !('definitions' in document)) return label(given);
   if (given !== undefined && given !== null && typeof given !== 'string') return label(given);
-  return labels.of(document as DocumentNode, given, () =>
-    label(given || getOperationAST(document as DocumentNode, null)?.name?.value),
+  return label(
+    names.of(
+      document as DocumentNode,
+      given,
+      () => given || getOperationAST(document as DocumentNode, null)?.name?.value,
+    ),
   );
 }
 
@@ -46,8 +94,8 @@ function operationLabel(
  * pipeline with its own request object in the context). The result is recorded by answer.ts.
  */
 export function useTelemetry(telemetry: Telemetry, label: (name: unknown) => string): Plugin {
-  // This gateway's labels (its labeler caps how many distinct ones there are).
-  const labels = operationFact<string>();
+  // This gateway's operation names (its labeler caps how many distinct labels there are).
+  const names = operationFact<string | undefined>();
   return {
     onRequest({ request, url }) {
       if (!traceOf(request)) {
@@ -60,7 +108,7 @@ export function useTelemetry(telemetry: Telemetry, label: (name: unknown) => str
         const { request, params } = context as { request?: object; params?: { operationName?: unknown } };
         const trace = traceOf(request);
         if (!trace) return;
-        trace.operation = operationLabel(label, labels, params, result);
+        trace.operation = operationLabel(label, names, params, result);
         // The server span is named after the operation (a bounded label, never the document).
         trace.span?.updateName(trace.operation).setAttribute('graphql.operation.name', trace.operation);
       };
