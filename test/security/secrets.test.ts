@@ -1,0 +1,46 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.js';
+
+/**
+ * Secrets (contract.md §7): with real upstreams and NODE_ENV=production the process does not start
+ * without CURSOR_SECRET. Without it, cursors (and the HMACs that name a caller's token in Redis)
+ * would be keyed by a secret derived from the upstream URLs, which anyone who knows them can derive.
+ */
+
+const REAL = {
+  NODE_ENV: 'production',
+  SCAN_URL: 'http://127.0.0.1:9/scan',
+  EXPLORER_URL: 'http://127.0.0.1:9/explorer',
+  STAKE_URL: 'http://127.0.0.1:9/stake',
+};
+
+describe('CURSOR_SECRET', () => {
+  it('stops the start of a production process on real upstreams, naming the variable', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      env: { ...process.env, ...REAL, CURSOR_SECRET: '', PORT: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const [code] = await once(child, 'exit');
+    expect(code).toBe(1);
+    expect(stderr).toContain('CURSOR_SECRET must be set in production on real upstreams');
+  });
+
+  it('is required only there: the devnet and real upstreams outside production start without it', () => {
+    expect(loadConfig({ NODE_ENV: 'production' }).cursorSecret).toBeNull();
+    expect(loadConfig({ ...REAL, NODE_ENV: 'development' }).cursorSecret).toBeNull();
+    expect(loadConfig({ ...REAL, CURSOR_SECRET: 'a'.repeat(32) }).cursorSecret).toBe('a'.repeat(32));
+  });
+
+  it('refuses a secret shorter than 16 bytes', () => {
+    expect(() => loadConfig({ ...REAL, CURSOR_SECRET: 'short' })).toThrow(ConfigError);
+    expect(() => loadConfig({ ...REAL, CURSOR_SECRET: 'short' })).toThrow(
+      'CURSOR_SECRET must be at least 16 bytes',
+    );
+  });
+});
