@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 
 /**
@@ -21,6 +21,10 @@ describe('CURSOR_SECRET', () => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
       env: { ...process.env, ...REAL, CURSOR_SECRET: '', PORT: '0' },
       stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    // A process that starts after all (the regression this guards against) does not outlive the test.
+    onTestFinished(() => {
+      if (child.exitCode === null) child.kill('SIGKILL');
     });
     let stderr = '';
     child.stderr?.on('data', (chunk: Buffer) => {
