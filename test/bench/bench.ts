@@ -183,7 +183,10 @@ function startProcess(cores: number | string, args: string[], env: Record<string
   return { child, ready: ready.then(() => output) };
 }
 
-function ask<T>(child: ChildProcess, message: { type: string; ms?: number; blocks?: number }): Promise<T> {
+export function ask<T>(
+  child: ChildProcess,
+  message: { type: string; ms?: number; blocks?: number },
+): Promise<T> {
   return new Promise((resolvePromise) => {
     const onMessage = (reply: { type: string }) => {
       if (reply.type !== message.type) return;
