@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Devnet, startDevnet } from '../src/devnet/index.js';
 import { type FaultUpstream, startFaultUpstream } from './support/fault-upstream.js';
 import { type Started, startServerProcess } from './support/server-process.js';
+import { until } from './support/until.js';
 
 /**
  * `WORKERS=2`: the real process (`src/main.ts` under tsx), a primary and its workers. Every
@@ -60,6 +61,26 @@ function requestsTotal(text: string): number {
     .split('\n')
     .filter((line) => line.startsWith('graphql_requests_total{'))
     .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+}
+
+/** How many times the primary has collected every worker's metrics, as a scrape reports it. */
+function collections(text: string): number {
+  const line = text.split('\n').find((l) => l.startsWith('cluster_metrics_collections_total '));
+  return Number(line?.slice(line.lastIndexOf(' ') + 1));
+}
+
+/**
+ * A scrape answered by a collection made for it or after it: the primary reuses a collection for a
+ * second, so this scrapes until the count moves past the one the first scrape reports.
+ */
+async function freshScrape(url: string): Promise<Answer> {
+  const current = collections((await send(metricsUrl(url), {})).body);
+  let res: Answer | undefined;
+  await until(async () => {
+    res = await send(metricsUrl(url), {});
+    return collections(res.body) !== current;
+  });
+  return res as Answer;
 }
 
 /** The request log lines printed so far, as objects. */
@@ -133,6 +154,16 @@ describe('WORKERS=2 on the embedded devnet', () => {
     }
   });
 
+  it('collects every worker’s metrics once for a burst of scrapes, not once per scrape', async () => {
+    const fresh = collections((await freshScrape(server.url)).body);
+    // Twenty scrapes on connections of their own, spread over both workers: one collection for all.
+    const answers = await Promise.all(Array.from({ length: 20 }, () => send(metricsUrl(server.url), {})));
+    expect(answers.map((res) => res.status)).toEqual(Array(20).fill(200));
+    expect(answers.map((res) => collections(res.body))).toEqual(Array(20).fill(fresh));
+    // The workers' figures are in every answer as before.
+    for (const res of answers) expect(requestsTotal(res.body)).toBe(12);
+  });
+
   it('replaces a worker that dies, and keeps answering', { timeout: SLOW }, async () => {
     const [, pid] = (await server.printed(/worker 1 \(pid (\d+)\) listening/)) as RegExpExecArray;
     process.kill(Number(pid), 'SIGKILL');
@@ -148,7 +179,7 @@ describe('WORKERS=2 on the embedded devnet', () => {
     expect(new Set(lines.slice(12).map((line) => line.worker))).toEqual(new Set([2, 3]));
     // Worker 1's counts died with it: what is left is worker 2's and worker 3's.
     const survivors = lines.filter((line) => line.worker !== 1).length;
-    const res = await send(metricsUrl(server.url), {});
+    const res = await freshScrape(server.url);
     expect(requestsTotal(res.body)).toBe(survivors);
   });
 

@@ -1,10 +1,12 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { hostname } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Devnet, startDevnet } from '../src/devnet/index.js';
 import { readAnswer } from './gateway/helpers.js';
 import { type FaultUpstream, startFaultUpstream } from './support/fault-upstream.js';
 import { startServerProcess } from './support/server-process.js';
+import { until } from './support/until.js';
 
 /**
  * The real process: `src/main.ts` under tsx, against a devnet whose search service sits behind a
@@ -67,6 +69,49 @@ describe('server process', () => {
       scan.set('/api/v1/dex/search', 'proxy');
       scan.release();
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
+  });
+
+  it('answers twenty concurrent /readyz with one check of each upstream, naming neither the machine nor the process', async () => {
+    const { child, url } = await startServer({
+      SCAN_URL: scan.url,
+      EXPLORER_URL: devnet.urls.explorer,
+      STAKE_URL: devnet.urls.stake,
+    });
+    const pings = () => scan.requests.filter((r) => r.url.startsWith('/api/v1/search?'));
+    /** HTTP requests the process is answering now, this scrape included (its own gauge). */
+    const inFlight = async () => {
+      const text = await (await fetch(new URL('/metrics', url))).text();
+      return Number(/^http_requests_in_flight (\d+)$/m.exec(text)?.[1]);
+    };
+    scan.set('/api/v1/search', 'held');
+    try {
+      const before = pings().length;
+      const arrived = scan.nextRequest();
+      const answers = Promise.all(
+        Array.from({ length: 20 }, async () => {
+          const res = await fetch(new URL('/readyz', url));
+          return { status: res.status, text: await res.text() };
+        }),
+      );
+      expect((await arrived).url).toMatch(/^\/api\/v1\/search\?/);
+      // All twenty wait on the one check held upstream.
+      await until(async () => (await inFlight()) === 21);
+      scan.release();
+      for (const answer of await answers) {
+        expect(answer.status).toBe(200);
+        expect(JSON.parse(answer.text)).toEqual({
+          status: 'ready',
+          upstreams: { scan: true, explorer: true, stake: true },
+        });
+        expect(answer.text).not.toContain(hostname());
+        expect(answer.text).not.toContain(String(child.pid));
+      }
+      expect(pings().length - before).toBe(1);
+    } finally {
+      scan.set('/api/v1/search', 'proxy');
+      scan.release();
+      child.kill('SIGKILL');
     }
   });
 

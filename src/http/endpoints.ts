@@ -1,4 +1,5 @@
 import type { Plugin } from 'graphql-yoga';
+import { LRUCache } from 'lru-cache';
 import type { LiveUpdates } from '../live/index.js';
 import type { GatewayMetrics } from '../ops/metrics.js';
 import type { RedisStore } from '../scale/redis.js';
@@ -27,9 +28,53 @@ const publicHolders = (pollers: Record<string, string>) =>
 const json = (status: number, body: unknown) =>
   new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
 
+/** How long one readiness check answers every `/readyz` that asks. */
+const READY_REUSE_MS = 1_000;
+
+/** A readiness check's answer, kept as text: each request gets a response of its own. */
+interface Readiness {
+  status: number;
+  text: string;
+}
+
 /**
- * `/healthz`: the process is up. `/readyz`: 200 only when every upstream answers.
- * `/metrics`: Prometheus text.
+ * `/readyz`'s answer, checked at most once at a time and reused for a second. A check pings every
+ * upstream (and Redis, and reads the live leases there), so requests share one instead of each
+ * making its own: however many arrive, the upstreams see at most one ping a second from this
+ * process. A check that fails outright answers not ready.
+ */
+function readiness({
+  upstreams,
+  redis,
+  live,
+}: Pick<OperationalEndpointsOptions, 'upstreams' | 'redis' | 'live'>): LRUCache<'check', Readiness> {
+  const check = async (): Promise<Readiness> => {
+    const [upstreamsUp, redisUp, pollers] = await Promise.all([
+      upstreams.ping(),
+      redis?.ping(),
+      live?.hub.holders(),
+    ]);
+    const ready = Object.values(upstreamsUp).every(Boolean);
+    // Redis is reported, never required: without it answers come from the upstreams.
+    const body = {
+      status: ready ? 'ready' : 'not ready',
+      upstreams: upstreamsUp,
+      ...(redis ? { redis: redisUp ? 'up' : 'down' } : {}),
+      // Each live source polled for this process's subscribers, and who polls it (an opaque id).
+      ...(pollers && Object.keys(pollers).length > 0 ? { live: publicHolders(pollers) } : {}),
+    };
+    return { status: ready ? 200 : 503, text: JSON.stringify(body) };
+  };
+  return new LRUCache<'check', Readiness>({
+    max: 1,
+    ttl: READY_REUSE_MS,
+    fetchMethod: () => check().catch(() => ({ status: 503, text: JSON.stringify({ status: 'not ready' }) })),
+  });
+}
+
+/**
+ * `/healthz`: the process is up. `/readyz`: 200 only when every upstream answers (one shared
+ * check a second, see `readiness`). `/metrics`: Prometheus text.
  */
 export function useOperationalEndpoints({
   upstreams,
@@ -38,26 +83,13 @@ export function useOperationalEndpoints({
   redis = null,
   live,
 }: OperationalEndpointsOptions): Plugin {
+  const ready = readiness({ upstreams, redis, live });
   return {
     async onRequest({ url, endResponse }) {
       if (url.pathname === '/healthz') endResponse(json(200, { status: 'ok' }));
       else if (url.pathname === '/readyz') {
-        const [upstreamsUp, redisUp, pollers] = await Promise.all([
-          upstreams.ping(),
-          redis?.ping(),
-          live?.hub.holders(),
-        ]);
-        const ready = Object.values(upstreamsUp).every(Boolean);
-        // Redis is reported, never required: without it answers come from the upstreams.
-        endResponse(
-          json(ready ? 200 : 503, {
-            status: ready ? 'ready' : 'not ready',
-            upstreams: upstreamsUp,
-            ...(redis ? { redis: redisUp ? 'up' : 'down' } : {}),
-            // Each live source polled for this process's subscribers, and who polls it.
-            ...(pollers && Object.keys(pollers).length > 0 ? { live: publicHolders(pollers) } : {}),
-          }),
-        );
+        const { status, text } = await ready.forceFetch('check');
+        endResponse(new Response(text, { status, headers: { 'content-type': 'application/json' } }));
       } else if (url.pathname === '/metrics') {
         const text = await scrape();
         endResponse(new Response(text, { headers: { 'content-type': metrics.registry.contentType } }));

@@ -7,7 +7,8 @@
  * process does.
  */
 import cluster from 'node:cluster';
-import { AggregatorRegistry, type Registry } from 'prom-client';
+import { LRUCache } from 'lru-cache';
+import { AggregatorRegistry, Counter, Registry } from 'prom-client';
 import type { UpstreamUrls } from '../config.js';
 
 /** The embedded devnet as the primary started it: what a worker needs to run on it. */
@@ -50,15 +51,43 @@ export interface PrimaryOptions {
   close(): Promise<void>;
 }
 
+/** How long one collection of every worker's metrics answers every scrape that asks. */
+const METRICS_REUSE_MS = 1_000;
+
+/**
+ * The whole gateway's metrics as the primary serves them. A collection asks every worker for its
+ * registry, so scrapes share it: those that arrive while one is under way wait for it, and it
+ * answers for a second after it is made. However many scrapes arrive, the workers are asked at most
+ * once a second.
+ */
+function clusterMetrics(): LRUCache<'text', string> {
+  const aggregator = new AggregatorRegistry();
+  // The primary's own figures, served after the workers'.
+  const own = new Registry();
+  const collections = new Counter({
+    name: 'cluster_metrics_collections_total',
+    help: "Times the primary collected every worker's metrics for /metrics (at most one at a time, reused for a second).",
+    registers: [own],
+  });
+  return new LRUCache<'text', string>({
+    max: 1,
+    ttl: METRICS_REUSE_MS,
+    fetchMethod: async () => {
+      collections.inc();
+      return `${await aggregator.clusterMetrics()}${await own.metrics()}`;
+    },
+  });
+}
+
 /**
  * The primary. Exits 0 once every worker has drained after SIGTERM or SIGINT; 1 when a worker
  * could not finish its drain, or when one exits before it ever listened (a port in use, say: the
  * gateway cannot start, and replacing it would only loop).
  */
 export function runPrimary(options: PrimaryOptions): void {
-  const aggregator = new AggregatorRegistry();
+  const metrics = clusterMetrics();
   const answer = (question: Question): Promise<unknown> =>
-    question === 'devnet' ? Promise.resolve(options.devnet) : aggregator.clusterMetrics();
+    question === 'devnet' ? Promise.resolve(options.devnet) : metrics.forceFetch('text');
   cluster.on('message', (worker, message: Ask | undefined) => {
     if (message?.type !== ASK) return;
     answer(message.question)

@@ -116,10 +116,13 @@ describe.runIf(hasRedis)('caches shared through Redis (REDIS_URL)', () => {
   const connected = (...all: Instance[]) =>
     Promise.all(
       all.map((i) =>
-        vi.waitFor(async () => {
-          const ready = await i.gateway.yoga.fetch('http://gateway.test/readyz');
-          expect(await ready.json()).toMatchObject({ redis: 'up' });
-        }),
+        vi.waitFor(
+          async () => {
+            const ready = await i.gateway.yoga.fetch('http://gateway.test/readyz');
+            expect(await ready.json()).toMatchObject({ redis: 'up' });
+          },
+          { timeout: 5_000 },
+        ),
       ),
     );
 
@@ -261,9 +264,15 @@ describe.runIf(hasRedis)('caches shared through Redis (REDIS_URL)', () => {
         expect(
           metric(text, 'shared_cache_requests_total{cache="responses",result="unavailable"}'),
         ).toBeGreaterThan(0);
-        const ready = await i.gateway.yoga.fetch('http://gateway.test/readyz');
-        expect(ready.status).toBe(200);
-        expect(await ready.json()).toMatchObject({ status: 'ready', redis: 'down' });
+        // /readyz reuses its answer for a second: wait for one checked since the outage began.
+        await vi.waitFor(
+          async () => {
+            const ready = await i.gateway.yoga.fetch('http://gateway.test/readyz');
+            expect(ready.status).toBe(200);
+            expect(await ready.json()).toMatchObject({ status: 'ready', redis: 'down' });
+          },
+          { timeout: 5_000, interval: 100 },
+        );
       }
     } finally {
       await redis.start();

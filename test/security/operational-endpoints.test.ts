@@ -1,0 +1,189 @@
+import { hostname } from 'node:os';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { type Devnet, startDevnet } from '../../src/devnet/index.js';
+import { createGateway, type Gateway } from '../../src/gateway.js';
+import { devnetOptions, listen, testSettings } from '../gateway/helpers.js';
+import { type FaultUpstream, startFaultUpstream } from '../support/fault-upstream.js';
+import { hasRedis, startRedis, type TestRedis } from '../support/redis.js';
+import { subscribe } from '../support/sse.js';
+import { until } from '../support/until.js';
+
+/**
+ * Operational endpoints are not amplifiers (contract.md §7): however many `/readyz` arrive at
+ * once, a process makes one set of upstream checks and reuses its answer for one second; and what
+ * `/readyz` and `/healthz` say names no host and no process. (`/metrics` under WORKERS, which
+ * coalesces every worker's collection the same way, is attacked in test/cluster.test.ts.)
+ */
+
+let devnet: Devnet;
+/** Staking behind a fault upstream, which can hold the readiness check's request. */
+let stake: FaultUpstream;
+const gateways: Gateway[] = [];
+const closers: Array<() => Promise<void>> = [];
+
+beforeAll(async () => {
+  devnet = await startDevnet(devnetOptions({ record: true }));
+  stake = await startFaultUpstream(devnet.urls.stake);
+});
+afterAll(async () => {
+  await stake?.close();
+  await devnet?.close();
+});
+beforeEach(() => {
+  devnet.resetRecords();
+  stake.requests.length = 0;
+});
+afterEach(async () => {
+  await Promise.all(closers.splice(0).map((close) => close()));
+  await Promise.all(gateways.splice(0).map((gateway) => gateway.close()));
+});
+
+/** A gateway with `overrides`, served over a real socket; resolves to its base URL. */
+async function serve(overrides: Parameters<typeof testSettings>[0] = {}) {
+  const gateway = createGateway({
+    ...testSettings(overrides),
+    upstreamUrls: { ...devnet.urls, stake: stake.url },
+  });
+  gateways.push(gateway);
+  const server = await listen(gateway);
+  closers.push(server.close);
+  return { gateway, base: new URL('/', server.url) };
+}
+
+/** What reached each upstream but live polls (their request ids start `live-`), as `service path`. */
+const reached = () =>
+  devnet.requests
+    .filter((r) => !String(r.headers['x-request-id']).startsWith('live-'))
+    .map((r) => `${r.service} ${r.path}`)
+    .sort();
+const ONE_CHECK = [
+  'explorer /api/v1/transaction/failed-24h',
+  'scan /api/v1/search',
+  'stake /stake/validators',
+];
+
+/** HTTP requests the gateway is answering now (its own gauge, counted as each one arrives). */
+const inFlight = async (gateway: Gateway) => (await gateway.metrics.inFlight.get()).values[0]?.value ?? 0;
+
+/** Twenty requests at once, each answer read. */
+const burst = (url: URL) =>
+  Promise.all(
+    Array.from({ length: 20 }, async () => {
+      const res = await fetch(url);
+      return { status: res.status, headers: [...res.headers].flat(), text: await res.text() };
+    }),
+  );
+
+/** `word` standing alone in a text (not inside a longer run of letters and digits). */
+const alone = (word: string) =>
+  new RegExp(`(^|[^A-Za-z0-9])${word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}($|[^A-Za-z0-9])`);
+
+/** Fails when `text` names this machine or this process (every gateway of the test runs in it). */
+function expectAnonymous(text: string) {
+  expect(text).not.toMatch(alone(hostname()));
+  expect(text).not.toMatch(alone(String(process.pid)));
+}
+
+describe('/readyz', () => {
+  it('answers twenty concurrent requests with one check of each upstream, and the next twenty within the second with none', async () => {
+    const { gateway, base } = await serve();
+    stake.set('/stake/validators', 'held');
+    try {
+      const arrived = stake.nextRequest();
+      const first = burst(new URL('/readyz', base));
+      expect((await arrived).url).toMatch(/^\/stake\/validators\?/);
+      // Every request of the burst has arrived while the check is held upstream.
+      await until(async () => (await inFlight(gateway)) === 20);
+      stake.release();
+      for (const answer of await first) {
+        expect(answer.status).toBe(200);
+        expect(JSON.parse(answer.text)).toEqual({
+          status: 'ready',
+          upstreams: { scan: true, explorer: true, stake: true },
+        });
+        expectAnonymous(answer.text);
+        expectAnonymous(answer.headers.join('\n'));
+      }
+      expect(stake.requests).toHaveLength(1);
+      expect(reached()).toEqual(ONE_CHECK);
+
+      const second = await burst(new URL('/readyz', base));
+      expect(second.map((answer) => answer.status)).toEqual(Array(20).fill(200));
+      expect(stake.requests).toHaveLength(1);
+      expect(reached()).toEqual(ONE_CHECK);
+    } finally {
+      stake.set('/stake/validators', 'proxy');
+      stake.release();
+    }
+  });
+
+  it('answers a burst while an upstream fails with one check of it, not one per request', async () => {
+    const { base } = await serve();
+    stake.set('/stake/validators', 'stacktrace500');
+    try {
+      for (const answer of await burst(new URL('/readyz', base))) {
+        expect(answer.status).toBe(503);
+        expect(JSON.parse(answer.text)).toEqual({
+          status: 'not ready',
+          upstreams: { scan: true, explorer: true, stake: false },
+        });
+      }
+      // A failing upstream is the one a flood of checks would hurt most.
+      expect(stake.requests).toHaveLength(1);
+      expect(reached()).toEqual(ONE_CHECK.filter((line) => !line.startsWith('stake')));
+    } finally {
+      stake.set('/stake/validators', 'proxy');
+    }
+  });
+});
+
+describe.runIf(hasRedis)('/readyz and /healthz on a deployment sharing Redis', () => {
+  let redis: TestRedis;
+  beforeAll(async () => {
+    redis = await startRedis();
+  });
+  afterAll(async () => {
+    await redis?.close();
+  });
+
+  const BLOCKS = 'subscription { blockAdded { height } }';
+
+  it('names the instance polling a source by an opaque id, never its host name or process id', async () => {
+    const base = testSettings();
+    const settings = {
+      scale: { ...base.scale, redisUrl: redis.url },
+      live: { ...loadConfig({}).live, pollMs: 50, leaseMs: 60_000 },
+    };
+    const a = await serve(settings);
+    const b = await serve(settings);
+    // A takes the blocks lease and polls; B, with a subscriber of its own, finds the lease held.
+    const polled = a.gateway.live.hub.afterPoll('blocks');
+    const onA = await subscribe(new URL('/graphql', a.base).href, BLOCKS);
+    await polled;
+    const onB = await subscribe(new URL('/graphql', b.base).href, BLOCKS);
+    try {
+      await until(() => b.gateway.live.hub.sources().length === 1);
+      devnet.resetRecords();
+      const answers = await burst(new URL('/readyz', b.base));
+      const body = JSON.parse(answers[0]?.text ?? '');
+      expect(body).toMatchObject({ status: 'ready', redis: 'up', live: { blocks: expect.any(String) } });
+      expect(body.live.blocks).not.toBe('this instance');
+      for (const answer of answers) {
+        expect(answer.text).toBe(answers[0]?.text);
+        expectAnonymous(answer.text);
+        expectAnonymous(answer.headers.join('\n'));
+      }
+      const health = await fetch(new URL('/healthz', b.base));
+      const healthText = await health.text();
+      expect(JSON.parse(healthText)).toEqual({ status: 'ok' });
+      expectAnonymous(healthText);
+      expectAnonymous([...health.headers].flat().join('\n'));
+      // B's twenty answers cost one check of each upstream.
+      expect(reached()).toEqual(ONE_CHECK);
+    } finally {
+      onA.close();
+      onB.close();
+    }
+  });
+});
