@@ -1,9 +1,10 @@
-import { existsSync } from 'node:fs';
 import { type Browser, chromium } from 'playwright-core';
+import { installed } from '../support/binaries.js';
 
 /** Debian's Chromium, installed by `.ci/run`; playwright-core drives it (no browser download). */
 export const CHROMIUM = '/usr/bin/chromium';
-export const hasChromium = existsSync(CHROMIUM);
+/** Whether the browser tests run: outside CI they are skipped without it; in CI its absence throws here. */
+export const hasChromium = installed(CHROMIUM, 'Chromium', 'apt-get install chromium');
 
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({

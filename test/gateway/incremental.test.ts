@@ -34,6 +34,25 @@ function parts(body: string): any[] {
     .map((json) => JSON.parse(json));
 }
 
+/**
+ * A deferred answer's parts: the first has the rest and not the deferred field (`toEqual` names
+ * every key), the second, last, brings that field alone.
+ */
+function expectDeferred(body: string): void {
+  expect(parts(body)).toEqual([
+    { data: { validatorStatistics: { totalValidators: expect.any(String) } }, hasNext: true },
+    {
+      incremental: [
+        {
+          data: { validators: { nodes: [{ moniker: expect.any(String) }, { moniker: expect.any(String) }] } },
+          path: [],
+        },
+      ],
+      hasNext: false,
+    },
+  ]);
+}
+
 const metric = async (gateway: Gateway, name: string) =>
   (await gateway.metrics.registry.getSingleMetric(name)?.get())?.values[0]?.value ?? 0;
 
@@ -55,16 +74,7 @@ describe('@defer and @stream', () => {
       });
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toMatch(/^multipart\/mixed/);
-      const [first, second] = parts(await res.text());
-      expect(first).toMatchObject({
-        data: { validatorStatistics: { totalValidators: expect.any(String) } },
-        hasNext: true,
-      });
-      expect(first.data.validators).toBeUndefined();
-      expect(second).toMatchObject({
-        hasNext: false,
-        incremental: [{ data: { validators: { nodes: [{}, {}] } } }],
-      });
+      expectDeferred(await res.text());
     }
   });
 
@@ -76,9 +86,8 @@ describe('@defer and @stream', () => {
       body: JSON.stringify({ query: DEFERRED }),
     });
     expect(res.status).toBe(200);
-    const body = await res.text();
-    expect(body).toContain('"hasNext":true');
-    expect(body).toContain('"incremental"');
+    expect(res.headers.get('content-type')).toMatch(/^multipart\/mixed/);
+    expectDeferred(await res.text());
   });
 
   it('is never compiled, never kept by the response cache, and priced as without the directive', async () => {
@@ -89,7 +98,7 @@ describe('@defer and @stream', () => {
         headers: { 'content-type': 'application/json', accept: 'multipart/mixed' },
         body: JSON.stringify({ query: DEFERRED }),
       });
-      expect(parts(await res.text())).toHaveLength(2);
+      expectDeferred(await res.text());
     }
     expect(await metric(env.gateway, 'graphql_compilations_total')).toBe(compiledBefore);
     // Every one read the validator list again: nothing was answered from the response cache.

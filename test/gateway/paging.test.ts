@@ -1,10 +1,12 @@
+import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { useGatewayOnDevnet } from './helpers.js';
 
 /**
  * Every paged list walked whole three times, by page number, by the cursors PageInfo hands out and
  * by Relay's `first`/`after` over edges, must give the same nodes in the same order; a cursor that
- * is not one of the list's (made up, or another list's) is refused before any upstream call.
+ * is not one of the list's (made up, another list's, or of the right form with a signature the
+ * gateway did not make) is refused before any upstream call.
  */
 
 const env = useGatewayOnDevnet();
@@ -120,6 +122,41 @@ describe.each(LISTS)('$name', (list) => {
     });
     expect(both.errors?.[0]?.extensions).toEqual({ code: 'BAD_USER_INPUT', argument: 'first' });
     expect(env.devnet.requests).toHaveLength(0);
+  });
+
+  it('refuses a cursor of the right form whose signature the gateway did not make, before any upstream call', async () => {
+    const page = await fetchPage(list, 'pageSize: 3');
+    const genuine = page.pageInfo.endCursor as string;
+    const [version, body, signature] = genuine.split('.') as [string, string, string];
+    const firstBody = String(page.edges[0]?.cursor).split('.')[1];
+    const payload = Buffer.from(body, 'base64url').toString('utf8');
+    const forgeries = [
+      // The list's own payload, signed with a secret other than the gateway's.
+      `${version}.${body}.${createHmac('sha256', 'not-the-gateway-secret').update(payload).digest('base64url').slice(0, 16)}`,
+      // Another node's payload (the page's first) under this cursor's genuine signature.
+      `${version}.${firstBody}.${signature}`,
+    ];
+    for (const forged of forgeries) {
+      // Only the signature is wrong: the form is a cursor's.
+      expect(forged).not.toBe(genuine);
+      expect(forged).toMatch(/^c1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{16}$/);
+      env.devnet.resetRecords();
+      const res = await env.gql(
+        `{ ${list.field()} pageSize: 3, cursor: ${JSON.stringify(forged)}) { nodes { ${list.key} } } }`,
+        { token: env.devnet.token },
+      );
+      expect(res.data?.[list.name]).toBeNull();
+      expect(res.errors?.[0]?.extensions).toEqual({ code: 'BAD_USER_INPUT', argument: 'cursor' });
+      expect(env.devnet.requests).toHaveLength(0);
+    }
+    // The re-signed one differs from the genuine cursor in its signature's 16 characters alone.
+    expect(forgeries[0]).toHaveLength(genuine.length);
+    expect(forgeries[0]?.slice(0, -16)).toBe(genuine.slice(0, -16));
+    // The genuine cursor, sent back, continues after the page's last node: the forgeries differed in
+    // their signatures alone.
+    const six = await fetchPage(list, 'pageSize: 6');
+    const next = await fetchPage(list, `pageSize: 3, cursor: ${JSON.stringify(genuine)}`);
+    expect(next.nodes.map((n) => n.key)).toEqual(six.nodes.slice(3).map((n) => n.key));
   });
 
   it('refuses a cursor of the wrong form before any upstream call', async () => {

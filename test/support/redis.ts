@@ -1,8 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { installed } from './binaries.js';
 
 /**
  * A real Redis for the tests: Debian's `redis-server` (installed by `.ci/run`) on a free port of
@@ -11,7 +12,8 @@ import { join } from 'node:path';
  */
 
 export const REDIS_SERVER = '/usr/bin/redis-server';
-export const hasRedis = existsSync(REDIS_SERVER);
+/** Whether the Redis tests run: outside CI they are skipped without it; in CI its absence throws here. */
+export const hasRedis = installed(REDIS_SERVER, 'redis-server', 'apt-get install redis-server');
 
 export interface TestRedis {
   url: string;
