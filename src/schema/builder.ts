@@ -6,7 +6,7 @@ import ValidationPlugin from '@pothos/plugin-validation';
 import { unauthenticated } from '../errors.js';
 import { type Context, explorerTokenOf } from '../graphql/context.js';
 import CacheScopePlugin from './cache-scope.js';
-import { decodeGlobalID, encodeGlobalID } from './ids.js';
+import { decodeGlobalID, encodeGlobalID, nodeCost, nodesCost } from './ids.js';
 import { globalId, globalIds, ruleError } from './rules.js';
 
 interface GatewayTypes {
@@ -52,17 +52,15 @@ export const builder = new SchemaBuilder<GatewayTypes>({
     },
     nodeQueryOptions: {
       cacheScope: 'private',
-      complexity: UPSTREAM_COST,
+      // Each id is charged the upstream read its kind makes (ids.ts).
+      complexity: nodeCost,
       description:
         'One object by its global id; null when nothing has that id any more (and for a buyback round, which the staking service does not read back). Objects behind a token (contracts, failed transactions) need one.',
       args: { id: { description: 'A global id this graph handed out.', validate: globalId('id') } },
     },
     nodesQueryOptions: {
       cacheScope: 'private',
-      complexity: (args: { ids?: unknown[] }) => ({
-        field: UPSTREAM_COST,
-        multiplier: args.ids?.length ?? 1,
-      }),
+      complexity: nodesCost,
       description:
         'Objects by their global ids, in order, at most 100; null for an id of nothing (an error beside it when its upstream failed). Read through the same loaders as the other fields, one upstream call per kind where the upstreams allow.',
       args: {

@@ -1,7 +1,7 @@
 import type { Address, Block, Transaction } from '../upstream/models.js';
 import { builder, NULL_ON_FAILURE, UPSTREAM_COST } from './builder.js';
 import { delegationsField } from './delegations.js';
-import { atLeast, matching } from './rules.js';
+import { atLeast, transactionHash } from './rules.js';
 import { unixDateTime } from './scalars.js';
 import { ValidatorRef } from './validators.js';
 
@@ -122,7 +122,7 @@ builder.queryFields((t) => ({
       hash: t.arg.string({
         required: true,
         description: 'The transaction hash: 0x and 64 hexadecimal characters.',
-        validate: matching('hash', /^0x[0-9a-fA-F]{64}$/, '0x followed by 64 hexadecimal characters'),
+        validate: transactionHash('hash'),
       }),
     },
     resolve: (_root, args, ctx) => ctx.loaders.transaction(args.hash),

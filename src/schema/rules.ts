@@ -4,7 +4,7 @@ import { badUserInput, type GatewayError } from '../errors.js';
 import { decodeAddress, splitPrefix } from '../lib/address.js';
 import { compareDecimal, INT32_MAX, parseTimestamp } from '../lib/decimal.js';
 import { MAX_CURSOR } from './cursors.js';
-import { isGlobalID } from './ids.js';
+import { idProblem } from './ids.js';
 
 /**
  * The argument rules of contract.md §4, as Standard Schemas (valibot) that fields declare beside
@@ -37,16 +37,28 @@ export const searchText = (argument: string): Rule =>
     ),
   );
 
+const notEmpty = (argument: string) => v.check((s: string) => s.length > 0, `${argument} must not be empty.`);
+const noControl = (argument: string) =>
+  v.check((s: string) => !CONTROL.test(s), `${argument} must not contain control characters.`);
+
 /** The checks of an identifier-like text: 1..128 characters, no control characters. */
 const textChecks = (argument: string) =>
   [
-    v.check((s: string) => s.length > 0, `${argument} must not be empty.`),
+    notEmpty(argument),
     v.check((s: string) => s.length <= MAX_TEXT, `${argument} is longer than ${MAX_TEXT} characters.`),
-    v.check((s: string) => !CONTROL.test(s), `${argument} must not contain control characters.`),
+    noControl(argument),
   ] as const;
 
 /** An identifier-like text argument: 1..128 characters, no control characters. */
 export const text = (argument: string): Rule => optional(v.pipe(v.string(), ...textChecks(argument)));
+
+/**
+ * A key an upstream names an object by, as a global id carries it back (nodes.ts): the checks of an
+ * identifier-like text but its length, which is the id's own bound (ids.ts). Upstreams name objects
+ * by keys longer than any argument takes, and their ids still fetch them back (contract.md §6).
+ */
+export const upstreamKey = (argument: string): Rule =>
+  optional(v.pipe(v.string(), notEmpty(argument), noControl(argument)));
 
 /** A page cursor: what the list handed out (cursors.ts checks the rest), 1..MAX_CURSOR characters. */
 export const cursorText = (argument: string): Rule =>
@@ -121,16 +133,25 @@ export const matching = (argument: string, pattern: RegExp, form: string): Rule 
     ),
   );
 
-/** A global object id of this graph (node(id:)). */
+/**
+ * A global object id of this graph (node(id:)), under the rules of the field it stands for: the
+ * kind of id says which (ids.ts, nodes.ts).
+ */
 export const globalId = (argument: string): Rule =>
   optional(
     v.pipe(
       v.string(),
-      v.check(isGlobalID, `${argument} is not an id of this graph: pass back an id it handed out.`),
+      v.rawCheck(({ dataset, addIssue }) => {
+        const problem = dataset.typed ? idProblem(dataset.value) : null;
+        if (problem) addIssue({ message: `${argument} ${problem}` });
+      }),
     ),
   );
 
-/** Global object ids, at most `max` of them (nodes(ids:)). */
+/**
+ * Global object ids, at most `max` of them (nodes(ids:)). One id that breaks its rules refuses the
+ * whole list, before any of it is read: no partial upstream work, and one error that names the id.
+ */
 export const globalIds = (argument: string, max: number): Rule =>
   optional(
     v.pipe(
@@ -139,12 +160,32 @@ export const globalIds = (argument: string, max: number): Rule =>
         (ids) => ids.length <= max,
         (issue) => `${argument} holds ${(issue.input as unknown[]).length} ids; at most ${max} are allowed.`,
       ),
-      v.check(
-        (ids) => ids.every(isGlobalID),
-        `${argument} holds a text that is not an id of this graph: pass back ids it handed out.`,
-      ),
+      v.rawCheck(({ dataset, addIssue }) => {
+        if (!dataset.typed || dataset.value.length > max) return;
+        for (const [index, id] of dataset.value.entries()) {
+          const problem = idProblem(id);
+          if (!problem) continue;
+          const message = `${argument}[${index}] ${problem} The whole list is refused: none of the ids was read.`;
+          return addIssue({ message });
+        }
+      }),
     ),
   );
+
+/** A transaction hash: `hash must be 0x followed by 64 hexadecimal characters.` */
+export const transactionHash = (argument: string): Rule =>
+  matching(argument, /^0x[0-9a-fA-F]{64}$/, '0x followed by 64 hexadecimal characters');
+
+/**
+ * What `rule` says of `value`: the message of its first issue, or null when the value keeps it
+ * (how an id's parts are held to the rules of the arguments they stand for). The rules are
+ * synchronous; one that is not cannot decide here, and refuses.
+ */
+export function ruleMessage(rule: Rule, value: unknown): string | null {
+  const result = rule['~standard'].validate(value);
+  if (result instanceof Promise) return 'The rule cannot be checked here.';
+  return result.issues?.[0]?.message ?? null;
+}
 
 /** A buyback round's slots: a positive 32-bit integer. */
 export const totalSlots: Rule = optional(

@@ -1,5 +1,8 @@
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { bytesOf, graphql, idOf, useGatewayOnDevnet } from './helpers.js';
+import { createGateway } from '../../src/gateway.js';
+import { bytesOf, graphql, idOf, testSettings, useGatewayOnDevnet } from './helpers.js';
 
 /**
  * Global object identification (contract.md §6), in every dialect: every entity has an opaque,
@@ -144,5 +147,103 @@ describe('ids', () => {
     });
     expect(res.errors?.[0]?.extensions).toEqual({ code: 'BAD_USER_INPUT', argument: 'ids' });
     expect(env.devnet.requests).toHaveLength(0);
+  });
+});
+
+/**
+ * An explorer on 127.0.0.1 that answers as the devnet's does, with every `tx_number` taken out of
+ * its answers (upstream-api.md's `data` is free-form: nothing promises one), recording each request.
+ * Made `endless`, it says of every page that another follows.
+ */
+async function explorerWithoutTxNumbers(target: string) {
+  const requests: { url: string; headers: IncomingHttpHeaders }[] = [];
+  let endless = false;
+  const strip = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(strip);
+    if (value === null || typeof value !== 'object') return value;
+    return Object.fromEntries(
+      Object.entries(value)
+        .filter(([name]) => name !== 'tx_number' && name !== 'txNumber')
+        .map(([name, inner]) => [name, endless && /^has_?next$/i.test(name) ? true : strip(inner)]),
+    );
+  };
+  const server = createServer(async (req, res) => {
+    requests.push({ url: req.url ?? '', headers: req.headers });
+    const authorization = req.headers.authorization;
+    const upstream = await fetch(
+      target + (req.url ?? '/'),
+      authorization ? { headers: { authorization } } : {},
+    );
+    const body = strip(await upstream.json());
+    res.writeHead(upstream.status, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(body));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    requests,
+    makeEndless: () => {
+      endless = true;
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+describe('a failed transaction without a tx_number', () => {
+  it('is found by its id: its hash, in the 24-hour list, read with the caller’s token', async () => {
+    const explorer = await explorerWithoutTxNumbers(env.devnet.urls.explorer);
+    const gateway = createGateway({
+      ...testSettings(),
+      upstreamUrls: { ...env.devnet.urls, explorer: explorer.url },
+    });
+    const token = env.devnet.token;
+    try {
+      const list = await graphql(
+        gateway,
+        '{ failedTransactions(pageSize: 3) { nodes { id hash txNumber } pageInfo { total } } }',
+        { token },
+      );
+      const target = list.data.failedTransactions.nodes[2];
+      expect(target.txNumber).toBeNull();
+      expect(target.id).toBe(idOf('FailedTransaction', null, target.hash));
+      explorer.requests.length = 0;
+
+      const query = 'query N($id: ID!) { node(id: $id) { id ... on FailedTransaction { hash } } }';
+      const res = await graphql(gateway, query, { variables: { id: target.id }, token });
+      expect(res.errors).toBeUndefined();
+      expect(res.data.node).toEqual({ id: target.id, hash: target.hash });
+      // The first page of 100 holds it: one read, with the caller's token.
+      expect(explorer.requests.map((r) => [r.url.split('?')[0], r.headers.authorization])).toEqual([
+        ['/api/v1/transaction/failed-24h', `Bearer ${token}`],
+      ]);
+
+      // A hash that is not in the list: the newest pages are read (at most 5 of 100), then null.
+      explorer.requests.length = 0;
+      const missing = idOf('FailedTransaction', null, `0x${'f'.repeat(64)}`);
+      const none = await graphql(gateway, query, { variables: { id: missing }, token });
+      expect(none.errors).toBeUndefined();
+      expect(none.data.node).toBeNull();
+      const pages = Math.min(5, Math.ceil(Number(list.data.failedTransactions.pageInfo.total) / 100));
+      expect(explorer.requests).toHaveLength(pages);
+
+      // However long the list: 5 pages, no more.
+      explorer.makeEndless();
+      explorer.requests.length = 0;
+      const endless = await graphql(gateway, query, { variables: { id: missing }, token });
+      expect(endless.data.node).toBeNull();
+      expect(
+        explorer.requests.map((r) => new URL(r.url, explorer.url).searchParams.get('pagination.page')),
+      ).toEqual(['1', '2', '3', '4', '5']);
+
+      // Without a token: UNAUTHENTICATED, and the explorer is not called.
+      explorer.requests.length = 0;
+      const refused = await graphql(gateway, query, { variables: { id: target.id } });
+      expect(refused.data.node).toBeNull();
+      expect(refused.errors?.map((e) => e.extensions.code)).toEqual(['UNAUTHENTICATED']);
+      expect(explorer.requests).toEqual([]);
+    } finally {
+      await gateway.close();
+      await explorer.close();
+    }
   });
 });
