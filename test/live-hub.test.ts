@@ -5,11 +5,13 @@ import type { LiveEvent } from '../src/live/events.js';
 import { LiveHub } from '../src/live/hub.js';
 import type { Source } from '../src/live/sources.js';
 import { GatewayMetrics } from '../src/ops/metrics.js';
+import type { FailedTransaction, Validator, ValidatorStatistics } from '../src/upstream/models.js';
 
 /**
  * The hub's own guarantee, whatever its bus delivers: blocks reach a subscriber in height order,
  * each once, even when the same block arrives twice (two pollers for a moment while Redis failed,
- * or a publish that timed out here but ran in Redis and was published again in process).
+ * or a publish that timed out here but ran in Redis and was published again in process); and so do
+ * validators, statistics and failed transactions, each kind by its own identity.
  */
 
 const block = (height: number): LiveEvent => ({
@@ -22,6 +24,24 @@ const block = (height: number): LiveEvent => ({
     actionCountComplete: true,
     proposer: 'p',
   },
+  polledAt: Date.now(),
+});
+
+const validator = (operatorAddress: string, tokens: string, proposed: string): LiveEvent => ({
+  kind: 'validator',
+  validator: { operatorAddress, tokens, proposed } as unknown as Validator,
+  polledAt: Date.now(),
+});
+
+const statistics = (totalStakedAmount: string): LiveEvent => ({
+  kind: 'statistics',
+  statistics: { totalStakedAmount } as unknown as ValidatorStatistics,
+  polledAt: Date.now(),
+});
+
+const failed = (hash: string): LiveEvent => ({
+  kind: 'failedTransaction',
+  transaction: { hash, blockHeight: 1, txNumber: 1, actionIndex: 0 } as unknown as FailedTransaction,
   polledAt: Date.now(),
 });
 
@@ -47,6 +67,51 @@ describe('LiveHub', () => {
     for (let i = 0; i < 4; i++) heights.push((await stream.next()).value as number);
     expect(heights).toEqual([5, 6, 7, 8]);
     await stream.return?.();
+    expect(hub.sources()).toEqual([]);
+  });
+
+  it('delivers a validator, the statistics or a failed transaction that arrives again only once', async () => {
+    const bus = new LocalBus();
+    const metrics = new GatewayMetrics(() => ({ scan: 'closed', explorer: 'closed', stake: 'closed' }));
+    hub = new LiveHub({ bus, intervalMs: 60_000, backlog: 100, metrics, logger: pino({ level: 'silent' }) });
+    const name = (event: LiveEvent) =>
+      event.kind === 'validator'
+        ? `${event.validator.operatorAddress}=${event.validator.tokens}`
+        : event.kind === 'statistics'
+          ? `stats=${event.statistics.totalStakedAmount}`
+          : event.kind === 'failedTransaction'
+            ? `failed ${event.transaction.hash}`
+            : undefined;
+    const validators = hub.subscribe({ ...quiet, key: 'validators' }, { accept: name, cut: () => {} });
+    const transactions = hub.subscribe({ ...quiet, key: 'failed:x' }, { accept: name, cut: () => {} });
+    // The same change from two pollers (a counter that moves with every block differs: not a change).
+    await bus.publish('validators', [validator('v1', '10', '1'), statistics('10')]);
+    await bus.publish('validators', [
+      validator('v1', '10', '2'),
+      statistics('10'),
+      validator('v2', '5', '1'),
+    ]);
+    // A real change back and forth is an event each time.
+    await bus.publish('validators', [
+      validator('v1', '11', '3'),
+      validator('v1', '10', '4'),
+      statistics('11'),
+    ]);
+    const seen: string[] = [];
+    for (let i = 0; i < 6; i++) seen.push((await validators.next()).value as string);
+    expect(seen).toEqual(['v1=10', 'stats=10', 'v2=5', 'v1=11', 'v1=10', 'stats=11']);
+    await bus.publish('failed:x', [failed('a'), failed('b')]);
+    await bus.publish('failed:x', [failed('b'), failed('a'), failed('c')]);
+    const hashes: string[] = [];
+    for (let i = 0; i < 3; i++) hashes.push((await transactions.next()).value as string);
+    expect(hashes).toEqual(['failed a', 'failed b', 'failed c']);
+    // Nothing else is waiting: the next event of each is the next one published.
+    await bus.publish('validators', [statistics('12')]);
+    await bus.publish('failed:x', [failed('d')]);
+    expect((await validators.next()).value).toBe('stats=12');
+    expect((await transactions.next()).value).toBe('failed d');
+    await validators.return?.();
+    await transactions.return?.();
     expect(hub.sources()).toEqual([]);
   });
 });

@@ -1,5 +1,4 @@
-import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
 import { createRedisEventTarget } from '@graphql-yoga/redis-event-target';
 import { createPubSub, FixedBuffer, type PubSub } from 'graphql-yoga';
 import type { Redis } from 'ioredis';
@@ -18,19 +17,27 @@ import type { LiveEvent } from './events.js';
  *   (`createPubSub` over `@graphql-yoga/redis-event-target`). A poll's events are published, and
  *   the source's state (what was delivered) stored, in one script that first checks the lease, so
  *   that two holders never both deliver: a new holder continues from the stored state, and every
- *   event is delivered once. While Redis does not answer, a process polls for itself and delivers
- *   to its own subscribers.
+ *   event is delivered once.
+ *
+ * Every event at most once, whatever Redis does (contract.md §7), so the bus fails closed. A
+ * process that cannot tell whether it holds a lease (its command did not answer) does not poll
+ * while its subscriber connection is up, since the holder's events may still reach it that way; a
+ * publish that did not answer may have run, so nothing is delivered here for it and the next claim
+ * reads the stored state again. Only a process cut off from Redis altogether (its subscriber
+ * connection down too, so that no holder's events can reach it) polls for itself and delivers to
+ * its own subscribers; what it delivered that way and a holder sends again once Redis is back is
+ * dropped by the hub (hub.ts), which delivers each event of every kind once.
  */
 export interface LiveBus {
   /** Starts delivering a source's events to `deliver` (every process's, with Redis). */
   listen(source: string, deliver: (event: LiveEvent) => void): () => void;
   /**
    * Whether this process may poll `source` now: `kept` (it already did), `taken` (it just became
-   * the poller: continue from `state`, null when none was stored), or `elsewhere` (another holds it).
+   * the poller, or must read what it delivered again: continue from `state`, null when none was
+   * stored), `elsewhere` (another holds it), or `undecided` (whether it holds it is unknown: it
+   * must not poll).
    */
-  claim(
-    source: string,
-  ): Promise<{ claim: 'kept' } | { claim: 'taken'; state: unknown } | { claim: 'elsewhere' }>;
+  claim(source: string): Promise<Claim>;
   /** Runs a poll of `source`, keeping this process's lease on it alive for as long as it lasts. */
   hold<T>(source: string, poll: () => Promise<T>): Promise<T>;
   /** Delivers a poll's events and keeps its state, if this process still polls `source`. */
@@ -41,6 +48,12 @@ export interface LiveBus {
   holders(sources: readonly string[]): Promise<Record<string, string>>;
   close(): Promise<void>;
 }
+
+export type Claim =
+  | { claim: 'kept' }
+  | { claim: 'taken'; state: unknown }
+  | { claim: 'elsewhere' }
+  | { claim: 'undecided' };
 
 /** Pub/sub channels per source: plenty for one poll's events, however many the subscribers. */
 const PUBSUB_BUFFER = 10_000;
@@ -66,8 +79,8 @@ export class LocalBus implements LiveBus {
     return pump(this.pubsub, source, deliver);
   }
 
-  async claim() {
-    return { claim: 'kept' as const };
+  async claim(): Promise<Claim> {
+    return { claim: 'kept' };
   }
 
   hold<T>(_source: string, poll: () => Promise<T>): Promise<T> {
@@ -89,17 +102,23 @@ export class LocalBus implements LiveBus {
 }
 
 /**
- * Takes the lease (2), keeps it (1, renewed with the state's expiry, so a holder whose polls fail
- * for a while keeps what it delivered for the next), or finds it held by another (0).
+ * Takes the lease ({2, state}), keeps it ({1}, renewed with the state's expiry, so a holder whose
+ * polls fail for a while keeps what it delivered for the next; {1, state} when ARGV[4] asks for the
+ * state again), or finds it held by another ({0}). The state comes in the same script as the lease,
+ * so that it is the one the lease's last publish stored.
  */
 const CLAIM = `local holder = redis.call('GET', KEYS[1])
 if holder == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   redis.call('PEXPIRE', KEYS[2], ARGV[3])
-  return 1
+  if ARGV[4] == '1' then return {1, redis.call('GET', KEYS[2])} end
+  return {1}
 end
-if not holder then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 2 end
-return 0`;
+if not holder then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return {2, redis.call('GET', KEYS[2])}
+end
+return {0}`;
 /** Renews the lease and the state's expiry while a poll runs, if the lease is still the caller's. */
 const RENEW = `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
@@ -120,13 +139,29 @@ export interface RedisBusOptions {
   leaseMs: number;
 }
 
+/** A stored state as the poller takes it: null when none was stored, or it is not JSON. */
+function parseState(stored: string | null | undefined): unknown {
+  if (stored === null || stored === undefined) return null;
+  try {
+    return JSON.parse(stored);
+  } catch {
+    return null;
+  }
+}
+
 /** One poller per source across the deployment, events through Redis pub/sub. */
 export class RedisBus implements LiveBus {
-  private readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  /**
+   * This instance's name on the leases (and, for the others, on /readyz): random, so that it says
+   * nothing of the host or the process (contract.md §7).
+   */
+  private readonly owner = randomBytes(8).toString('hex');
   private readonly subscriber: Redis;
   private readonly pubsub: PubSub<Topics>;
-  /** Where events go while Redis does not answer: this process's own subscribers. */
+  /** Where events go while this process is cut off from Redis: its own subscribers. */
   private readonly local = new LocalBus();
+  /** Sources whose last publish did not answer (it may have run): the next claim reads their state again. */
+  private readonly unsure = new Set<string>();
 
   constructor(
     private readonly redis: RedisStore,
@@ -173,24 +208,31 @@ export class RedisBus implements LiveBus {
     return [this.key('lease', source), this.key('state', source), this.owner, leaseMs, leaseMs * 3] as const;
   }
 
-  async claim(source: string) {
-    let outcome: number;
+  /**
+   * Whether this process's subscriber connection is up: then events of a holder elsewhere may
+   * reach it, and it must not deliver any of its own.
+   */
+  private listening(): boolean {
+    return this.subscriber.status === 'ready';
+  }
+
+  async claim(source: string): Promise<Claim> {
+    const reread = this.unsure.has(source);
+    let reply: [number, (string | null)?];
     try {
-      outcome = (await this.redis.run((c) => c.eval(CLAIM, 2, ...this.leaseArgs(source)))) as number;
+      reply = (await this.redis.run((c) =>
+        c.eval(CLAIM, 2, ...this.leaseArgs(source), reread ? '1' : '0'),
+      )) as [number, (string | null)?];
     } catch {
-      // Redis does not answer: this process polls for itself meanwhile.
-      return { claim: 'kept' as const };
+      // Whether this process holds the lease is unknown. Fail closed: no poll while a holder's
+      // events may still arrive here; cut off from Redis altogether, poll for its own subscribers.
+      return this.listening() ? { claim: 'undecided' } : { claim: 'kept' };
     }
-    if (outcome === 1) return { claim: 'kept' as const };
-    if (outcome === 0) return { claim: 'elsewhere' as const };
-    let state: unknown = null;
-    try {
-      const stored = await this.redis.run((c) => c.get(this.key('state', source)));
-      state = stored === null ? null : JSON.parse(stored);
-    } catch {
-      state = null;
-    }
-    return { claim: 'taken' as const, state };
+    const [outcome, stored] = reply;
+    if (outcome === 0) return { claim: 'elsewhere' };
+    if (outcome === 1 && !reread) return { claim: 'kept' };
+    this.unsure.delete(source);
+    return { claim: 'taken', state: parseState(stored) };
   }
 
   async hold<T>(source: string, poll: () => Promise<T>): Promise<T> {
@@ -224,12 +266,19 @@ export class RedisBus implements LiveBus {
       )) as number;
       return published === 1;
     } catch {
-      // Redis does not answer: this process's own subscribers still get the events.
+      // The script may have run, its events on their way to every subscriber: deliver nothing
+      // here, and read the stored state again before the next poll. Only a process cut off from
+      // Redis altogether delivers to its own subscribers (no holder's events can reach them).
+      if (this.listening()) {
+        this.unsure.add(source);
+        return false;
+      }
       return this.local.publish(source, events);
     }
   }
 
   async release(source: string): Promise<void> {
+    this.unsure.delete(source);
     await this.redis
       .run((c) => c.eval(RELEASE, 1, this.key('lease', source), this.owner))
       .catch(() => undefined);

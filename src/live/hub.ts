@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import { DeliveredEvents } from './delivered.js';
 import type { LiveEvent } from './events.js';
 import { type PollerOptions, type PollOutcome, SourcePoller } from './poller.js';
 import type { Source } from './sources.js';
@@ -119,15 +120,11 @@ export class LiveHub {
     let feed = this.feeds.get(source.key);
     if (!feed) {
       const subscribers = new Set<Subscriber>();
-      // Blocks reach this process in height order, each once, even when two processes polled for
-      // a moment (one had lost Redis and polled for itself; a publish timed out here but ran in
-      // Redis): a block at or below the last one delivered here is a repeat and goes no further.
-      let lastHeight = 0;
+      // Every event reaches this process's subscribers once (blocks in height order), even when
+      // it arrives twice: a repeat goes no further (delivered.ts).
+      const delivered = new DeliveredEvents();
       const stop = this.options.bus.listen(source.key, (event) => {
-        if (event.kind === 'block') {
-          if (event.block.height <= lastHeight) return;
-          lastHeight = event.block.height;
-        }
+        if (!delivered.fresh(event)) return;
         for (const each of subscribers) each.offer(event);
       });
       feed = { poller: new SourcePoller(source, this.options), subscribers, stop };

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import type { Logger } from 'pino';
 import { addressKey, validatorAddressKeys } from '../lib/address.js';
 import type { GatewayMetrics } from '../ops/metrics.js';
@@ -51,8 +51,14 @@ export interface StreamOptions {
   cut(): void;
 }
 
-/** The credential of a token as keys and channels know it: never the token itself. */
-const credential = (token: string) => createHash('sha256').update(token).digest('base64url').slice(0, 22);
+/**
+ * The credential of a token as Redis keys and channels know it: an HMAC-SHA256 keyed by the
+ * deployment's secret (contract.md §7), labelled so that no other use of the secret signs the same
+ * text. Never the token, nor a bare hash of it that anyone holding the token (or guessing it) could
+ * compute and look for in Redis.
+ */
+const credential = (secret: string, token: string) =>
+  createHmac('sha256', secret).update(`live-token\u0000${token}`).digest('base64url').slice(0, 22);
 
 export class LiveUpdates {
   readonly hub: LiveHub;
@@ -112,7 +118,7 @@ export class LiveUpdates {
     scope: CallScope,
   ): Promise<AsyncIterableIterator<FailedTransaction> | false> {
     if (!(await explorerAccepts(this.deps.upstreams, token, scope))) return false;
-    const source = failedSource(this.deps.upstreams, `failed:${credential(token)}`, token);
+    const source = failedSource(this.deps.upstreams, `failed:${credential(this.deps.secret, token)}`, token);
     return this.hub.subscribe(source as Source<unknown>, {
       ...stream,
       accept: (event) => (event.kind === 'failedTransaction' ? event.transaction : undefined),

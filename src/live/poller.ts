@@ -11,11 +11,12 @@ export interface PollerOptions {
   intervalMs: number;
   metrics: GatewayMetrics;
   logger: Logger;
-  /** Told of each poll's end, by the source's label: `ok`, `error` or `elsewhere`. */
+  /** Told of each poll's end, by the source's label: `ok`, `error`, `elsewhere` or `undecided`. */
   polled?(label: string, result: PollOutcome): void;
 }
 
-export type PollOutcome = 'ok' | 'error' | 'elsewhere';
+/** `undecided`: whether this process holds the source was unknown (Redis did not answer), so it did not poll. */
+export type PollOutcome = 'ok' | 'error' | 'elsewhere' | 'undecided';
 
 /**
  * One source polled while it has a subscriber in this process: a poll right away, then one every
@@ -74,6 +75,12 @@ export class SourcePoller<S> {
         // What this process delivered is behind what the holder has since: never poll from it.
         this.state = null;
         this.outcome('elsewhere');
+        return;
+      }
+      // Another process may hold the source and deliver its events here: polling too would
+      // deliver them twice. What this process delivered stays, for when it holds the lease again.
+      if (claimed.claim === 'undecided') {
+        this.outcome('undecided');
         return;
       }
       // A process that just became the poller continues from what the previous one delivered.

@@ -1,15 +1,15 @@
 import { UpstreamError } from '../errors.js';
 import type { CallScope } from '../upstream/http.js';
 import type { Upstreams } from '../upstream/index.js';
-import type { Block, FailedTransaction, Validator, ValidatorList } from '../upstream/models.js';
+import type { Block, FailedTransaction, Page, Validator, ValidatorList } from '../upstream/models.js';
 import type { LiveEvent } from './events.js';
 
 /**
  * What the gateway polls for live updates, one source per kind of event (contract.md §6). A
- * source's poll reads its upstream once and returns what changed since its state, with the state
- * after it; the poller (poller.ts) keeps the state, here or in Redis, and publishes the events.
- * An upstream failure rejects the poll: no event, the state unchanged, so the next good poll
- * fills the gap.
+ * source's poll reads its upstream (once, or a bounded number of pages for failed transactions)
+ * and returns what changed since its state, with the state after it; the poller (poller.ts) keeps
+ * the state, here or in Redis, and publishes the events. An upstream failure rejects the poll: no
+ * event, the state unchanged, so the next good poll fills the gap.
  */
 
 export interface PollResult<S> {
@@ -91,7 +91,7 @@ const fingerprint = (value: unknown) => JSON.stringify(value);
  * record's timestamp). Diffed on those too, every validator would be an event on every poll, and
  * `validatorUpdated` a re-send of the whole list; an event still carries their current values.
  */
-const validatorPrint = ({
+export const validatorPrint = ({
   proposed: _proposed,
   signed: _signed,
   missed: _missed,
@@ -135,15 +135,25 @@ export function validatorSource(
 }
 
 export interface FailedState {
-  /** Hashes of the failed transactions of the first page, as last seen. */
+  /**
+   * Hashes of one page of the list, the newest delivered among them (or, at first, the list's
+   * first page): a poll reads down to the page that holds one of them.
+   */
   seen: string[];
+  /**
+   * Set when a poll read FAILED_MAX_PAGES pages without reaching `seen`: the page the next poll
+   * goes on from (the last one read, read again: the list may have moved down meanwhile).
+   */
+  from?: number;
 }
 
-/** The first page read of failed transactions: as many as one upstream page holds. */
-const FAILED_PAGE_SIZE = 100;
+/** Failed transactions per page read: as many as one upstream page holds. */
+export const FAILED_PAGE_SIZE = 100;
+/** The most pages of failed transactions one poll reads; the rest on the next polls. */
+export const FAILED_MAX_PAGES = 10;
 
 /** An item's identity on the list: its hash, or what else identifies it. */
-const txKey = (tx: FailedTransaction) =>
+export const txKey = (tx: FailedTransaction) =>
   tx.hash ?? `${tx.txNumber ?? ''}:${tx.blockHeight ?? ''}:${tx.actionIndex ?? ''}`;
 
 /**
@@ -157,30 +167,65 @@ const chainOrder = (a: FailedTransaction, b: FailedTransaction) =>
       (a.txNumber ?? 0) - (b.txNumber ?? 0) ||
       (a.actionIndex ?? 0) - (b.actionIndex ?? 0);
 
+type PageReader = (page: number, scope: CallScope) => Promise<Page<FailedTransaction>>;
+
+/** What one poll's read found: done, with the new ones (newest first) and the first page's hashes; or not yet. */
+type ReadDown = { done: true; found: FailedTransaction[]; top: string[] } | { done: false; next: number };
+
 /**
- * Failed transactions, read with one credential: the first page of the failed-24h list, diffed by
- * hash; the new ones delivered oldest first (the page is newest first: reversed, then put in the
- * chain's order, in case an upstream sorts otherwise).
+ * One poll's read of the list (newest first), from page `state.from` (or 1) down to the first page
+ * that holds a hash of `state.seen`, or the list's end, at most FAILED_MAX_PAGES pages. The new
+ * ones are those not in `seen`, each once (the list moving down between two reads shows some
+ * twice). An explorer that answers the same page whatever is asked ends the read.
+ */
+async function readDown(read: PageReader, state: FailedState, scope: CallScope): Promise<ReadDown> {
+  const known = new Set(state.seen);
+  const first = state.from ?? 1;
+  const found = new Map<string, FailedTransaction>();
+  let top: string[] = [];
+  let previous: string | null = null;
+  for (let page = first; page < first + FAILED_MAX_PAGES; page++) {
+    const { nodes, pageInfo } = await read(page, scope);
+    const keys = nodes.map(txKey);
+    const same = keys.join('\n');
+    if (same === previous) break;
+    previous = same;
+    if (page === first) top = keys;
+    nodes.forEach((tx, i) => {
+      const key = keys[i] as string;
+      if (!known.has(key) && !found.has(key)) found.set(key, tx);
+    });
+    const end = nodes.length < FAILED_PAGE_SIZE || !pageInfo.hasNextPage;
+    if (end || keys.some((key) => known.has(key))) break;
+    if (page === first + FAILED_MAX_PAGES - 1) return { done: false, next: page };
+  }
+  return { done: true, found: [...found.values()], top };
+}
+
+/**
+ * Failed transactions, read with one credential: the failed-24h list, diffed by hash. A poll reads
+ * its pages down to the last ones it knows, so that more new ones than a page holds are all
+ * delivered, oldest first (the list is newest first: reversed, then put in the chain's order, in
+ * case an upstream sorts otherwise). More than FAILED_MAX_PAGES pages of new ones: the poll
+ * delivers nothing yet and the next goes on further down; once it reaches the known ones, it
+ * delivers the oldest (from the page it started on down), and the next polls those above, so that
+ * the order holds and none is lost, with the reads of each poll bounded.
  */
 export function failedSource(upstreams: Upstreams, key: string, token: string): Source<FailedState> {
+  const read: PageReader = (page, scope) =>
+    upstreams.explorer.failedTransactions({ page, pageSize: FAILED_PAGE_SIZE, cursor: null }, token, scope);
   return {
     key,
     async poll(state, scope) {
-      const page = await upstreams.explorer.failedTransactions(
-        { page: 1, pageSize: FAILED_PAGE_SIZE, cursor: null },
-        token,
-        scope,
-      );
-      const seen = page.nodes.map(txKey);
-      if (state === null) return { events: [], state: { seen } };
-      const known = new Set(state.seen);
+      if (state === null) return { events: [], state: { seen: (await read(1, scope)).nodes.map(txKey) } };
+      const result = await readDown(read, state, scope);
+      if (!result.done) return { events: [], state: { seen: state.seen, from: result.next } };
       const now = Date.now();
-      const events: LiveEvent[] = page.nodes
-        .filter((tx) => !known.has(txKey(tx)))
+      const events: LiveEvent[] = result.found
         .reverse()
         .sort(chainOrder)
         .map((transaction) => ({ kind: 'failedTransaction', transaction, polledAt: now }));
-      return { events, state: { seen } };
+      return { events, state: { seen: result.top } };
     },
   };
 }

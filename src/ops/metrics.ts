@@ -94,7 +94,7 @@ export class GatewayMetrics {
   });
   private readonly polls = new Counter({
     name: 'live_polls_total',
-    help: 'Live-update polls of each source (blocks, validators, failed), by result: ok, error (the upstream failed: no event, the gap filled by the next good poll), elsewhere (another instance holds the source).',
+    help: 'Live-update polls of each source (blocks, validators, failed), by result: ok, error (the upstream failed: no event, the gap filled by the next good poll), elsewhere (another instance holds the source), undecided (Redis did not say who holds it, so no poll).',
     labelNames: ['source', 'result'] as const,
     registers: [this.registry],
   });
@@ -104,9 +104,21 @@ export class GatewayMetrics {
     labelNames: ['source'] as const,
     registers: [this.registry],
   });
+  private readonly liveExecutions = new Counter({
+    name: 'live_executions_total',
+    help: 'Live events executed and serialized, by source: once per group of alike subscribers an event reaches, whatever the group’s size.',
+    labelNames: ['source'] as const,
+    registers: [this.registry],
+  });
+  /** Groups of alike subscribers (same operation, variables and credential) open in this process. */
+  readonly subscriptionGroups = new Gauge({
+    name: 'graphql_subscription_groups',
+    help: 'Groups of alike subscription streams (same document, operation, variables and credential scope): each event is executed once per group.',
+    registers: [this.registry],
+  });
   private readonly delivery = new Histogram({
     name: 'live_delivery_seconds',
-    help: 'Delay from a poll’s answer to an event’s delivery to one subscriber’s stream.',
+    help: 'Delay from a poll’s answer to the write of an event to one subscriber’s socket (or, on Yoga’s path, its hand-over to the stream).',
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [this.registry],
   });
@@ -232,12 +244,16 @@ export class GatewayMetrics {
     gauge('graphql_response_cache_entries', 'Public answers held by the response cache.', (s) => s.responses);
   }
 
-  observePoll(source: string, result: 'ok' | 'error' | 'elsewhere'): void {
+  observePoll(source: string, result: 'ok' | 'error' | 'elsewhere' | 'undecided'): void {
     this.child(`p\0${source}\0${result}`, () => this.polls.labels(source, result)).inc();
   }
 
   observeLiveEvents(source: string, count: number): void {
     if (count > 0) this.child(`l\0${source}`, () => this.liveEvents.labels(source)).inc(count);
+  }
+
+  observeLiveExecution(source: string): void {
+    this.child(`x\0${source}`, () => this.liveExecutions.labels(source)).inc();
   }
 
   observeDelivery(seconds: number): void {
