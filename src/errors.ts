@@ -45,10 +45,22 @@ const UPSTREAM_LABEL: Record<UpstreamName, string> = {
 };
 
 /**
+ * How far a failed request got, which decides whether the upstream may have acted on it:
+ * `'unsent'`, refused before any byte of it left (circuit open, bulkhead full, connection refused,
+ * budget spent while queued or connecting); `'sent'`, written and no status came back (reset,
+ * closed, no headers in time); or the status the upstream answered, even when its body then
+ * failed (cut, late, too large).
+ */
+export type Delivery = 'unsent' | 'sent' | number;
+
+/**
  * A failed upstream call. The client sees a fixed message per code; `detail` (status, upstream
  * message, cause) is for logs only and is never serialized into a response.
  */
 export class UpstreamError extends GatewayError {
+  /** Set by the HTTP layer on every failure of a call; undefined (unknown) for anything else. */
+  delivery: Delivery | undefined = undefined;
+
   constructor(
     readonly upstream: UpstreamName,
     code: ErrorCode,

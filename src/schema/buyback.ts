@@ -1,6 +1,52 @@
+import { GraphQLError } from 'graphql';
+import { type ErrorCode, GatewayError } from '../errors.js';
 import type { BuybackRound } from '../upstream/models.js';
 import { builder, knownOrUnspecified, UPSTREAM_COST } from './builder.js';
-import { roundChange, text, totalSlots } from './rules.js';
+import { type Rule, roundChange, ruleError, text, totalSlots } from './rules.js';
+
+/**
+ * Every error of updateBuybackRound says whether the update happened (`extensions.applied`,
+ * contract.md §7). Those of its upstream call say it themselves (upstream/stake/outcome.ts); those
+ * raised before any call (its argument rules, its token) say `false` here.
+ */
+
+/** An error raised before the update was sent: the same error, saying it was not applied. */
+function notSent(error: unknown): GatewayError {
+  if (!(error instanceof GraphQLError)) {
+    return new GatewayError('The update was refused before it was sent.', 'INTERNAL_SERVER_ERROR', {
+      applied: false,
+    });
+  }
+  const { code, ...extensions } = error.extensions as { code: ErrorCode };
+  return new GatewayError(error.message, code, { ...extensions, applied: false });
+}
+
+/** The name of the mutation's argument, where its rules' issues sit. */
+const INPUT = 'input';
+
+/**
+ * A rule of the update that raises its own refusal, worded as every rule's (`ruleError`), and
+ * saying that nothing was sent. The validation plugin words a refusal without knowing whose field
+ * it is for, so it could not say so. `at` is where the checked value sits in the arguments.
+ */
+function beforeSending(at: readonly string[], rule: Rule): Rule {
+  const standard = rule['~standard'];
+  type Result = Awaited<ReturnType<typeof standard.validate>>;
+  const settle = (result: Result): Result => {
+    if (!result.issues) return result;
+    const issues = result.issues.map((issue) => ({ ...issue, path: [...at, ...(issue.path ?? [])] }));
+    throw notSent(ruleError({ issues }));
+  };
+  return {
+    '~standard': {
+      ...standard,
+      validate: (value) => {
+        const result = standard.validate(value);
+        return result instanceof Promise ? result.then(settle) : settle(result);
+      },
+    },
+  };
+}
 
 const BuybackRoundStateRef = builder.enumType('BuybackRoundState', {
   description: 'Where a buyback round is in its life.',
@@ -67,12 +113,12 @@ export const BuybackRoundRef = builder.objectRef<BuybackRound>('BuybackRound').i
 
 const UpdateBuybackRoundInput = builder.inputType('UpdateBuybackRoundInput', {
   description: 'Changes to a buyback round. Fields left out keep their values.',
-  validate: roundChange,
+  validate: beforeSending([INPUT], roundChange),
   fields: (t) => ({
     roundId: t.string({
       required: true,
       description: 'The round to change, for example "round-006".',
-      validate: text('input.roundId'),
+      validate: beforeSending([INPUT, 'roundId'], text('input.roundId')),
     }),
     startTime: t.field({
       type: 'DateTime',
@@ -81,7 +127,7 @@ const UpdateBuybackRoundInput = builder.inputType('UpdateBuybackRoundInput', {
     endTime: t.field({ type: 'DateTime', description: 'New closing time; must be after the opening time.' }),
     totalSlots: t.int({
       description: 'New number of slots: a positive 32-bit integer, not below the slots booked.',
-      validate: totalSlots,
+      validate: beforeSending([INPUT, 'totalSlots'], totalSlots),
     }),
     minAmount: t.field({ type: 'Amount', description: 'New smallest amount per slot; not above maxAmount.' }),
     maxAmount: t.field({ type: 'Amount', description: 'New largest amount per slot; not below minAmount.' }),
@@ -110,6 +156,9 @@ builder.mutationField('updateBuybackRound', (t) =>
     cacheScope: 'private',
     // The caller's own token: EXPLORER_TOKEN never writes.
     authScopes: { callerToken: true },
+    unauthorizedResolver: (_root, _args, _ctx, _info, error) => {
+      throw notSent(error);
+    },
     description:
       'Changes a buyback round. Needs the caller’s bearer token; sent exactly once, never retried.',
     args: { input: t.arg({ type: UpdateBuybackRoundInput, required: true, description: 'What to change.' }) },

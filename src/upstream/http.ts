@@ -10,8 +10,8 @@ import {
   retry,
   wrap,
 } from 'cockatiel';
-import { Pool } from 'undici';
-import { type ErrorCode, UpstreamError, type UpstreamName } from '../errors.js';
+import { type Dispatcher, Pool } from 'undici';
+import { type Delivery, type ErrorCode, UpstreamError, type UpstreamName } from '../errors.js';
 import { type CircuitName, circuitName } from '../lib/circuit.js';
 import type { UpstreamCallEvent } from '../ops/metrics.js';
 import type { RequestTrace } from '../ops/request-trace.js';
@@ -28,7 +28,8 @@ import { type AbortLike, Cancellation } from './cancellation.js';
  *   piles up its own callers only, never another upstream's;
  * all inside one time budget per call (queueing, connect, headers, body and the retry), with a
  * response size cap and the caller's abort signal. Every failure becomes an UpstreamError coded
- * per contract.md.
+ * per contract.md, which says how far the request got (`delivery`): a write's caller tells its
+ * client from it whether the write may have happened.
  */
 
 export interface ResilienceOptions {
@@ -94,6 +95,78 @@ class CallError extends UpstreamError {
   breaksCircuit = false;
 }
 
+/** How far the current request of a call has got: written to its socket, and the status that came back. */
+interface Progress {
+  sent: boolean;
+  status: number | undefined;
+}
+
+const deliveryOf = (progress: Progress): Delivery => progress.status ?? (progress.sent ? 'sent' : 'unsent');
+
+/** undici's own handler of a `request()`: the callbacks of its dispatcher, one of them untyped. */
+type RequestHandler = Dispatcher.DispatchHandler & { onRequestSent?(): void };
+
+/**
+ * A request's undici handler, wrapped to note how far the request got; every event passes on
+ * unchanged. undici's request API says neither when a request was written nor, when a body then
+ * fails, that a status had come back: the two facts that tell a write's caller whether it happened.
+ */
+class ProgressHandler implements RequestHandler {
+  constructor(
+    private readonly inner: RequestHandler,
+    private readonly progress: Progress,
+  ) {}
+  onConnect(...args: Parameters<NonNullable<RequestHandler['onConnect']>>) {
+    return this.inner.onConnect?.(...args);
+  }
+  onBodySent(...args: Parameters<NonNullable<RequestHandler['onBodySent']>>) {
+    this.progress.sent = true;
+    return this.inner.onBodySent?.(...args);
+  }
+  onRequestSent() {
+    this.progress.sent = true;
+    return this.inner.onRequestSent?.();
+  }
+  onResponseStarted() {
+    return this.inner.onResponseStarted?.();
+  }
+  onHeaders(...args: Parameters<NonNullable<RequestHandler['onHeaders']>>) {
+    // 1xx answers are not the final status.
+    if (args[0] >= 200) this.progress.status = args[0];
+    return this.inner.onHeaders?.(...args) ?? true;
+  }
+  onData(chunk: Buffer) {
+    return this.inner.onData?.(chunk) ?? true;
+  }
+  onComplete(...args: Parameters<NonNullable<RequestHandler['onComplete']>>) {
+    return this.inner.onComplete?.(...args);
+  }
+  onError(error: Error) {
+    return this.inner.onError?.(error);
+  }
+  onUpgrade(...args: Parameters<NonNullable<RequestHandler['onUpgrade']>>) {
+    return this.inner.onUpgrade?.(...args);
+  }
+}
+
+/** Options of a request that reports its progress. */
+type TrackedOptions = Dispatcher.DispatchOptions & { progress?: Progress };
+
+/** A Pool whose requests report how far they got (see ProgressHandler). */
+class TrackingPool extends Pool {
+  override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
+    const progress = (options as TrackedOptions).progress;
+    if (!progress) return super.dispatch(options, handler);
+    // A handler of undici's newer interface is not wrapped: its request counts as sent from the
+    // start, so that a failure can never be taken for a request that did not leave.
+    if ('onRequestStart' in handler) {
+      progress.sent = true;
+      return super.dispatch(options, handler);
+    }
+    return super.dispatch(options, new ProgressHandler(handler, progress));
+  }
+}
+
 /** Builds `path?name=value&…` with every name and value percent-encoded: a value can never alter the path. */
 export function buildPath(path: string, query: Record<string, QueryValue> = {}): string {
   const parts: string[] = [];
@@ -124,7 +197,7 @@ function aborted(signal: AbortLike): Promise<never> {
 
 export class UpstreamHttp {
   readonly name: UpstreamName;
-  private readonly pool: Pool;
+  private readonly pool: TrackingPool;
   private readonly basePath: string;
   private readonly origin: URL;
   private readonly timeoutMs: number;
@@ -142,7 +215,7 @@ export class UpstreamHttp {
     this.observe = options.observe;
     this.basePath = url.pathname.replace(/\/+$/, '');
     this.origin = new URL(url.origin);
-    this.pool = new Pool(url.origin, {
+    this.pool = new TrackingPool(url.origin, {
       connections: options.connections,
       pipelining: 1,
       keepAliveTimeout: 10_000,
@@ -206,30 +279,28 @@ export class UpstreamHttp {
       },
       body,
     };
+    // How far the call's latest request got; a call still queued has sent nothing.
+    const progress: Progress = { sent: false, status: undefined };
     const policy = method === 'GET' ? this.readPolicy : this.writePolicy;
     try {
       // The signal is not handed to cockatiel: a queued call that it cancels never frees its place in
       // the bulkhead queue. A call whose budget runs out while queued is answered here at once, and
       // leaves the queue as soon as it reaches the front (its request aborts immediately).
       let attempts = 0;
-      const running = policy.execute(() => this.attempt(request, endpoint, cancel, options, attempts++));
+      const running = policy.execute(() =>
+        this.attempt(request, endpoint, { signal: cancel, progress }, options, attempts++),
+      );
       // A call that runs at once is bounded by its own request's signal; only a queued one needs the race.
       return await (this.bulkhead.executionSlots > 0 ? running : Promise.race([running, aborted(cancel)]));
     } catch (error) {
       if (error instanceof UpstreamError) throw error;
-      if (cancel.reason === TIMED_OUT) throw this.timeout(method, path);
+      if (cancel.reason === TIMED_OUT) throw this.timeout(method, path, progress);
       if (caller?.aborted) throw caller.reason;
       if (error instanceof BrokenCircuitError) {
-        this.refused(options, 'circuit open');
-        throw new UpstreamError(this.name, 'UPSTREAM_UNAVAILABLE', `${method} ${path}: circuit open`);
+        throw this.refused(options, `${method} ${path}`, 'circuit open');
       }
       if (error instanceof BulkheadRejectedError) {
-        this.refused(options, 'too many calls in flight');
-        throw new UpstreamError(
-          this.name,
-          'UPSTREAM_UNAVAILABLE',
-          `${method} ${path}: too many calls in flight`,
-        );
+        throw this.refused(options, `${method} ${path}`, 'too many calls in flight');
       }
       throw error;
     } finally {
@@ -238,19 +309,24 @@ export class UpstreamHttp {
     }
   }
 
-  /** A call refused before any request left: an event on the request's span. */
-  private refused(options: CallOptions, reason: string): void {
+  /** A call refused before any request left: an event on the request's span, and its error. */
+  private refused(options: CallOptions, call: string, reason: string): UpstreamError {
     if (options.trace)
       traceEvent(options.trace.context, 'upstream.refused', { 'upstream.name': this.name, reason });
+    const error = new UpstreamError(this.name, 'UPSTREAM_UNAVAILABLE', `${call}: ${reason}`);
+    error.delivery = 'unsent';
+    return error;
   }
 
-  private timeout(method: string, path: string): CallError {
+  /** The budget ran out: while queued or connecting, after the request left, or while its body came. */
+  private timeout(method: string, path: string, progress: Progress): CallError {
     const error = new CallError(
       this.name,
       'UPSTREAM_TIMEOUT',
       `${method} ${path}: no answer in ${this.timeoutMs} ms`,
     );
     error.breaksCircuit = true;
+    error.delivery = deliveryOf(progress);
     return error;
   }
 
@@ -258,7 +334,7 @@ export class UpstreamHttp {
     request: { method: string; path: string; headers: Record<string, string>; body: string | undefined },
     /** The path without its query, as a metric label. */
     endpoint: string,
-    signal: Cancellation,
+    { signal, progress }: { signal: Cancellation; progress: Progress },
     options: CallOptions,
     /** 0 for the first request of a call, 1 for its retry. */
     resend: number,
@@ -276,15 +352,19 @@ export class UpstreamHttp {
         })
       : null;
     const started = performance.now();
+    progress.sent = false;
+    progress.status = undefined;
     let status: number;
     let text: string;
     try {
-      const res = await this.pool.request({
+      const tracked: Dispatcher.RequestOptions & TrackedOptions = {
         ...request,
         headers: span ? { ...request.headers, ...span.headers } : request.headers,
         method: request.method as 'GET' | 'PUT',
         signal,
-      });
+        progress,
+      };
+      const res = await this.pool.request(tracked);
       status = res.statusCode;
       text = await res.body.text();
     } catch (error) {
@@ -296,7 +376,7 @@ export class UpstreamHttp {
       );
       if (signal.reason === TIMED_OUT) {
         span?.end(null, 'UPSTREAM_TIMEOUT');
-        throw this.timeout(request.method, request.path);
+        throw this.timeout(request.method, request.path, progress);
       }
       if (signal.aborted) {
         span?.end(null, 'aborted');
@@ -309,6 +389,7 @@ export class UpstreamHttp {
       );
       failure.retryable = CONNECTION_FAILURES.has(code);
       failure.breaksCircuit = true;
+      failure.delivery = deliveryOf(progress);
       span?.end(null, failure.extensions.code as string);
       throw failure;
     }
@@ -345,6 +426,7 @@ export class UpstreamHttp {
         status,
       );
       error.breaksCircuit = true;
+      error.delivery = status;
       throw error;
     }
     const mapped =
@@ -352,6 +434,7 @@ export class UpstreamHttp {
       (status === 401 || status === 403 ? { code: 'UNAUTHENTICATED' as const } : undefined);
     const detail = `status ${status} ${json ? JSON.stringify(body).slice(0, 300) : ''}`;
     const error = new CallError(this.name, mapped?.code ?? 'UPSTREAM_ERROR', detail, mapped?.message, status);
+    error.delivery = status;
     error.retryable = status === 503;
     error.breaksCircuit = status >= 500;
     throw error;

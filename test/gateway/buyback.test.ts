@@ -39,19 +39,24 @@ describe('updateBuybackRound', () => {
     expect(put?.headers['content-type']).toBe('application/json');
   });
 
-  it('answers UNAUTHENTICATED without a token, and sends nothing', async () => {
+  it('answers UNAUTHENTICATED without a token, not applied, and sends nothing', async () => {
     const res = await env.gql(UpdateBuybackRoundDocument, { variables: { input: { roundId: 'round-006' } } });
-    expect(res.errors?.[0]?.extensions).toEqual({ code: 'UNAUTHENTICATED' });
+    expect(res.errors?.[0]?.extensions).toEqual({ code: 'UNAUTHENTICATED', applied: false });
     expect(env.devnet.requests).toHaveLength(0);
   });
 
-  it('turns an unknown round into BAD_USER_INPUT naming it', async () => {
+  it('turns an unknown round into BAD_USER_INPUT naming it, not applied', async () => {
     const res = await env.gql(UpdateBuybackRoundDocument, {
       variables: { input: { roundId: 'round-404' } },
       token: env.devnet.token,
     });
-    expect(res.errors?.[0]?.extensions).toEqual({ code: 'BAD_USER_INPUT', upstream: 'stake' });
+    expect(res.errors?.[0]?.extensions).toEqual({
+      code: 'BAD_USER_INPUT',
+      upstream: 'stake',
+      applied: false,
+    });
     expect(res.errors?.[0]?.message).toContain('round-404');
+    expect(env.devnet.requests.filter((r) => r.method === 'PUT')).toHaveLength(1);
   });
 
   it.each([
@@ -69,12 +74,12 @@ describe('updateBuybackRound', () => {
       'input.startTime',
     ],
     ['an empty roundId', { roundId: '' }, 'input.roundId'],
-  ])('rejects %s before any upstream call', async (_label, fields, argument) => {
+  ])('rejects %s before any upstream call, not applied', async (_label, fields, argument) => {
     const res = await env.gql(UpdateBuybackRoundDocument, {
       variables: { input: { roundId: 'round-006', ...fields } },
       token: env.devnet.token,
     });
-    expect(res.errors?.[0]?.extensions).toEqual({ code: 'BAD_USER_INPUT', argument });
+    expect(res.errors?.[0]?.extensions).toEqual({ code: 'BAD_USER_INPUT', argument, applied: false });
     expect(env.devnet.requests).toHaveLength(0);
   });
 

@@ -93,7 +93,7 @@ describe('contractsBySymbol', () => {
         gateway,
         'mutation { updateBuybackRound(input: { roundId: "round-006" }) { round { roundId } } }',
       );
-      expect(write.errors?.[0]?.extensions).toEqual({ code: 'UNAUTHENTICATED' });
+      expect(write.errors?.[0]?.extensions).toEqual({ code: 'UNAUTHENTICATED', applied: false });
       expect(env.devnet.requests.filter((r) => r.method === 'PUT')).toHaveLength(0);
     } finally {
       await gateway.close();

@@ -207,7 +207,7 @@ describe('isolation', () => {
 });
 
 describe('the mutation', () => {
-  it('is sent exactly once when the staking service fails mid-way', async () => {
+  it('is sent exactly once when the staking service fails mid-way, and says it may have been applied', async () => {
     const gateway = gatewayWith();
     stake.set('/stake/buyback', 'reset');
     try {
@@ -217,7 +217,13 @@ describe('the mutation', () => {
         'mutation { updateBuybackRound(input: { roundId: "round-006", totalSlots: 120 }) { round { roundId } } }',
         { token: devnet.token },
       );
-      expect(res.errors?.[0]?.extensions).toEqual({ code: 'UPSTREAM_UNAVAILABLE', upstream: 'stake' });
+      // Sent, and no status came back: nobody knows whether it happened (contract.md §7).
+      expect(res.errors?.[0]?.extensions).toEqual({
+        code: 'UPSTREAM_UNAVAILABLE',
+        upstream: 'stake',
+        applied: null,
+      });
+      expect(res.errors?.[0]?.message).toMatch(/read the round before trying again/);
       expect(stake.requests.filter((r) => r.method === 'PUT').length).toBe(before + 1);
     } finally {
       stake.set('/stake/buyback', 'proxy');

@@ -13,7 +13,10 @@ export type FaultMode =
   | 'proxy'
   | 'hang'
   | 'drip'
+  /** The request read, then the connection closed (FIN) without an answer. */
   | 'reset'
+  /** The request read, then the connection reset (TCP RST) without an answer. */
+  | 'tcpReset'
   | 'stacktrace500'
   | 'invalidJson'
   | 'wrongShape'
@@ -24,6 +27,12 @@ export type FaultMode =
   | 'ignorePaging'
   /** Proxied (the upstream applies it), then answered 200 with a body that is not JSON. */
   | 'appliedUnreadable'
+  /** Proxied, then answered with the upstream's status and half its body, and the connection closed. */
+  | 'appliedCut'
+  /** Proxied, then answered with the upstream's status and half its body, and the rest never sent. */
+  | 'appliedStall'
+  /** Proxied, then answered with the upstream's status and a body of 50 MiB. */
+  | 'appliedHuge'
   /** Held, unanswered, until `release()`; then proxied. */
   | 'held'
   /** Proxied, with every list in the envelope's `data` in the opposite order (an upstream that sorts the other way). */
@@ -57,6 +66,22 @@ const json = (res: ServerResponse, status: number, body: unknown) => {
   res.end(JSON.stringify(body));
 };
 
+/** A JSON string of 50 MiB, written as fast as the reader takes it, far beyond any size cap. */
+const huge = (res: ServerResponse, status: number) => {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  const chunk = Buffer.alloc(1024 * 1024, 0x20);
+  res.write('{"pad":"');
+  let sent = 0;
+  const more = () => {
+    while (sent < 50 && !res.destroyed) {
+      sent++;
+      if (!res.write(chunk)) return void res.once('drain', more);
+    }
+    if (!res.destroyed) res.end('"}');
+  };
+  more();
+};
+
 export async function startFaultUpstream(target: string): Promise<FaultUpstream> {
   const modes = new Map<string, FaultMode>();
   const requests: FaultRequest[] = [];
@@ -78,11 +103,15 @@ export async function startFaultUpstream(target: string): Promise<FaultUpstream>
       req.on('end', () => resolve(Buffer.concat(chunks)));
     });
     const url = req.url ?? '/';
-    switch (modeOf(url)) {
+    const mode = modeOf(url);
+    switch (mode) {
       case 'hang':
         return;
       case 'reset':
         req.socket.destroy();
+        return;
+      case 'tcpReset':
+        req.socket.resetAndDestroy();
         return;
       case 'drip': {
         res.writeHead(200, { 'content-type': 'application/json' });
@@ -109,21 +138,8 @@ export async function startFaultUpstream(target: string): Promise<FaultUpstream>
         return json(res, 200, { items: [{ name: LEAKY_TEXT }], code: 0, data: { rows: [] } });
       case 'envelopeError':
         return json(res, 200, { code: 50013, message: LEAKY_TEXT, data: null });
-      case 'huge': {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        const chunk = Buffer.alloc(1024 * 1024, 0x20);
-        res.write('{"pad":"');
-        let sent = 0;
-        const more = () => {
-          while (sent < 50 && !res.destroyed) {
-            sent++;
-            if (!res.write(chunk)) return void res.once('drain', more);
-          }
-          if (!res.destroyed) res.end('"}');
-        };
-        more();
-        return;
-      }
+      case 'huge':
+        return huge(res, 200);
       case 'echoToken': {
         // The caller's token comes back as data, late and in random order.
         const token = req.headers.authorization ?? 'none';
@@ -177,6 +193,26 @@ export async function startFaultUpstream(target: string): Promise<FaultUpstream>
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end('{"round": {"roundId": "round-006", "totalSlots": ');
         return;
+      }
+      case 'appliedCut':
+      case 'appliedStall': {
+        // The whole length announced, half of it sent: the rest is cut off, or never comes.
+        const upstream = await forward(url, req, body);
+        const answer = Buffer.from(await upstream.arrayBuffer());
+        res.writeHead(upstream.status, {
+          'content-type': 'application/json',
+          'content-length': String(answer.length),
+        });
+        // Cut only once the status and the first half have left, else nothing would have.
+        res.write(answer.subarray(0, answer.length >> 1), () => {
+          if (mode === 'appliedCut') res.socket?.destroy();
+        });
+        return;
+      }
+      case 'appliedHuge': {
+        const upstream = await forward(url, req, body);
+        await upstream.arrayBuffer();
+        return huge(res, upstream.status);
       }
       default: {
         const upstream = await forward(url, req, body);

@@ -194,11 +194,11 @@ describe('staking in both dialects', () => {
     });
     answer('/stake/buyback/rounds', kratosError(404, 'ROUND_NOT_FOUND'), 404);
     const missing = await rejection(upstreams.stake.updateBuybackRound({ roundId: 'round-404' }, 't'));
-    expect(missing.extensions).toEqual({ code: 'BAD_USER_INPUT', upstream: 'stake' });
+    expect(missing.extensions).toEqual({ code: 'BAD_USER_INPUT', upstream: 'stake', applied: false });
     expect(missing.message).toBe('No buyback round with roundId "round-404".');
     answer('/stake/buyback/rounds', kratosError(401, 'UNAUTHORIZED'), 401);
     const refused = await rejection(upstreams.stake.updateBuybackRound({ roundId: 'round-001' }, 't'));
-    expect(refused.extensions).toEqual({ code: 'UNAUTHENTICATED', upstream: 'stake' });
+    expect(refused.extensions).toEqual({ code: 'UNAUTHENTICATED', upstream: 'stake', applied: false });
     expect(refused.message).not.toContain('SELECT');
   });
 
@@ -215,7 +215,7 @@ describe('staking in both dialects', () => {
     }
     answer('/stake/buyback/rounds', { code: 404, message: 'no such round', data: null });
     const refused = await rejection(upstreams.stake.updateBuybackRound({ roundId: 'round-009' }, 't'));
-    expect(refused.extensions).toEqual({ code: 'BAD_USER_INPUT', upstream: 'stake' });
+    expect(refused.extensions).toEqual({ code: 'BAD_USER_INPUT', upstream: 'stake', applied: false });
   });
 });
 

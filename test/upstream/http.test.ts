@@ -2,8 +2,10 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { UpstreamError } from '../../src/errors.js';
+import { type Delivery, UpstreamError } from '../../src/errors.js';
 import { buildPath, UpstreamHttp, type UpstreamHttpOptions } from '../../src/upstream/http.js';
+import { refusedUrl } from '../support/fault-upstream.js';
+import { until } from '../support/until.js';
 
 /** Purpose-built upstreams on 127.0.0.1 that misbehave on cue, and count what reaches them. */
 const servers: Server[] = [];
@@ -84,6 +86,13 @@ describe('UpstreamHttp', () => {
   it('never retries a PUT', async () => {
     const { http, requests } = await upstream((_req, res) => json(res, 503, {}));
     await failure(http.put('/x', { a: 1 }));
+    expect(requests).toEqual([{ method: 'PUT', url: '/x' }]);
+  });
+
+  it('never retries a PUT after a reset connection, which a GET would retry', async () => {
+    const { http, requests } = await upstream((req) => afterBody(req, () => req.socket.destroy()));
+    const error = await failure(http.put('/x', { a: 1 }));
+    expect(error.extensions).toEqual({ code: 'UPSTREAM_UNAVAILABLE', upstream: 'stake' });
     expect(requests).toEqual([{ method: 'PUT', url: '/x' }]);
   });
 
@@ -202,5 +211,105 @@ describe('UpstreamHttp', () => {
     for (const res of held) json(res, 200, {});
     expect(await Promise.all(calls.slice(0, 18))).toEqual(Array(18).fill('ok'));
     expect(requests).toHaveLength(18);
+  });
+});
+
+/** Runs `then` once the whole request has been read: the upstream has it, whatever it does next. */
+function afterBody(req: IncomingMessage, then: () => void) {
+  req.resume();
+  req.once('end', then);
+}
+
+/** Answers `status` and the first bytes of a body announced as longer, then does `next`. */
+const partial =
+  (status: number, next: (res: ServerResponse) => void) => (req: IncomingMessage, res: ServerResponse) =>
+    afterBody(req, () => {
+      res.writeHead(status, { 'content-type': 'application/json', 'content-length': '100' });
+      res.write('{"round": ', () => next(res));
+    });
+
+describe('how far a failed request got (its delivery: whether a write may have happened)', () => {
+  type Upstream = (req: IncomingMessage, res: ServerResponse) => void;
+  it.each<[string, string, Delivery, Upstream]>([
+    [
+      'closed after the request was read',
+      'UPSTREAM_UNAVAILABLE',
+      'sent',
+      (req) => afterBody(req, () => req.socket.destroy()),
+    ],
+    [
+      'reset after the request was read',
+      'UPSTREAM_UNAVAILABLE',
+      'sent',
+      (req) => afterBody(req, () => req.socket.resetAndDestroy()),
+    ],
+    ['no headers within the budget', 'UPSTREAM_TIMEOUT', 'sent', () => {}],
+    ['a 2xx whose body is cut', 'UPSTREAM_UNAVAILABLE', 200, partial(200, (res) => res.socket?.destroy())],
+    ['a 2xx whose body stalls past the budget', 'UPSTREAM_TIMEOUT', 200, partial(200, () => {})],
+    [
+      'a 2xx whose body is over the size cap',
+      'UPSTREAM_ERROR',
+      200,
+      (req, res) => afterBody(req, () => json(res, 200, 'x'.repeat(2 * 1024 * 1024))),
+    ],
+    [
+      'a 2xx whose body is not JSON',
+      'UPSTREAM_ERROR',
+      200,
+      (req, res) => afterBody(req, () => res.end('<html>')),
+    ],
+    ['a 409', 'UPSTREAM_ERROR', 409, (req, res) => afterBody(req, () => json(res, 409, {}))],
+    ['a 503 whose body is cut', 'UPSTREAM_UNAVAILABLE', 503, partial(503, (res) => res.socket?.destroy())],
+  ])('a PUT that meets %s: %s, delivery %s, sent once', async (_what, code, delivery, handler) => {
+    const { http, requests } = await upstream(handler);
+    const error = await failure(http.put('/x', { a: 1 }));
+    expect(error.extensions.code).toBe(code);
+    expect(error.delivery).toBe(delivery);
+    expect(requests).toEqual([{ method: 'PUT', url: '/x' }]);
+  });
+
+  it('a PUT to a refused connection: unsent', async () => {
+    const http = new UpstreamHttp({
+      name: 'stake',
+      baseUrl: await refusedUrl(),
+      timeoutMs: 500,
+      connections: 1,
+    });
+    clients.push(http);
+    const error = await failure(http.put('/x', { a: 1 }));
+    expect(error.extensions.code).toBe('UPSTREAM_UNAVAILABLE');
+    expect(error.delivery).toBe('unsent');
+  });
+
+  it('a PUT while the circuit is open: unsent, nothing reaches the upstream', async () => {
+    const { http, requests } = await upstream((_req, res) => json(res, 500, {}), {
+      resilience: { failureThreshold: 1, halfOpenAfterMs: 600_000 },
+    });
+    await failure(http.get('/x'));
+    expect(http.circuit).toBe('open');
+    const error = await failure(http.put('/x', { a: 1 }));
+    expect(error.extensions).toEqual({ code: 'UPSTREAM_UNAVAILABLE', upstream: 'stake' });
+    expect(error.delivery).toBe('unsent');
+    expect(requests).toEqual([{ method: 'GET', url: '/x' }]);
+  });
+
+  it('a PUT beyond the bulkhead: unsent, nothing reaches the upstream', async () => {
+    const held: ServerResponse[] = [];
+    const { http, requests } = await upstream((_req, res) => held.push(res), {
+      connections: 1,
+      timeoutMs: 60_000,
+    });
+    // One call in flight (held by the upstream) and eight queued fill the bulkhead.
+    const reads = Array.from({ length: 9 }, () => http.get('/x').then(() => 'ok'));
+    const error = await failure(http.put('/x', { a: 1 }));
+    expect(error.extensions).toEqual({ code: 'UPSTREAM_UNAVAILABLE', upstream: 'stake' });
+    expect(error.delivery).toBe('unsent');
+    // One connection: the queued calls reach the upstream one after the other, each once answered.
+    for (let i = 0; i < 9; i++) {
+      await until(() => held.length === i + 1);
+      json(held[i] as ServerResponse, 200, {});
+    }
+    expect(await Promise.all(reads)).toEqual(Array(9).fill('ok'));
+    expect(requests.filter((r) => r.method === 'PUT')).toEqual([]);
   });
 });

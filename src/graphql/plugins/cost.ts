@@ -23,7 +23,7 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { GatewayError } from '../../errors.js';
+import { type ErrorCode, GatewayError } from '../../errors.js';
 import type { Context } from '../context.js';
 import { clientOf, type RateLimit, rateLimited } from './rate-limit.js';
 
@@ -175,12 +175,23 @@ const tooCostly = (cost: number, max: number): GatewayError =>
     { limit: 'complexity', cost },
   );
 
+/** A refusal of the mutation before it was sent: `applied: false` (contract.md §7). */
+const notApplied = (error: GatewayError): GatewayError =>
+  new GatewayError(error.message, error.extensions.code as ErrorCode, {
+    ...error.extensions,
+    applied: false,
+  });
+
 type Args = Parameters<NonNullable<Plugin['onExecute']>>[0]['args'];
 
 /** Prices every operation (queries, the mutation, subscriptions) before it runs, and charges it. */
 export function usePricing(rateLimit: RateLimit | null): Plugin {
-  const price = async (args: Args, refuse: (result: { errors: GatewayError[] }) => void): Promise<void> => {
+  const price = async (args: Args, stop: (result: { errors: GatewayError[] }) => void): Promise<void> => {
     const context = args.contextValue as unknown as Context;
+    // The mutation never hides whether it happened: refused here, it was not sent.
+    const mutation = getOperationAST(args.document, args.operationName)?.operation === 'mutation';
+    const refuse = ({ errors }: { errors: GatewayError[] }) =>
+      stop({ errors: mutation ? errors.map(notApplied) : errors });
     const cost = operationCost(
       args.schema,
       args.document,

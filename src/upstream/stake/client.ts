@@ -10,7 +10,6 @@ import {
   num,
   type Obj,
   obj,
-  ShapeError,
   str,
   strings,
 } from '../decode.js';
@@ -30,6 +29,7 @@ import type {
 } from '../models.js';
 import { decodeBody, type EnvelopeFailure, pageQuery, toPageInfo, unwrapEnvelope } from '../rest.js';
 import { StakeAccounts } from './accounts.js';
+import { appliedButUnreadable, updateFailure, withApplied } from './outcome.js';
 
 /**
  * The staking service: delegations (4.3), the validator list (4.6) and the buyback round update (4.7).
@@ -281,9 +281,9 @@ export class StakeClient {
   }
 
   /**
-   * Sent once, never retried. A refusal (unknown round, inconsistent update) is BAD_USER_INPUT; a
-   * 2xx answer that cannot be read means the update was applied, and says so (`applied: true`), so
-   * that a client does not retry a write that succeeded.
+   * Sent once, never retried. A refusal (unknown round, inconsistent update) is BAD_USER_INPUT.
+   * Every failure says whether the update happened (`applied`, outcome.ts): a 2xx answer that
+   * cannot be read was applied, so that a client does not retry a write that succeeded.
    */
   async updateBuybackRound(
     update: BuybackRoundUpdate,
@@ -318,14 +318,11 @@ export class StakeClient {
         statusError: refused,
       });
     } catch (error) {
-      throw error instanceof UpstreamError && error.status !== undefined && error.status < 300
-        ? appliedButUnreadable(error.detail)
-        : error;
+      throw updateFailure(error);
     }
-    // A refusal inside an envelope is a refusal; anything else unreadable in a 2xx answer was applied.
-    let round: Obj;
+    // A refusal inside a readable envelope is a refusal; anything else amiss in a 2xx answer was applied.
     try {
-      round = unwrapEnvelope(
+      const round = unwrapEnvelope(
         'stake',
         obj(camelKeys(res.body), 'buyback round'),
         this.settings.successCodes,
@@ -333,19 +330,8 @@ export class StakeClient {
       );
       return toRound(round);
     } catch (error) {
-      if (error instanceof ShapeError) throw appliedButUnreadable(error.message);
-      throw error;
+      if (error instanceof UpstreamError) throw withApplied(error, false);
+      throw appliedButUnreadable(error instanceof Error ? error.message : String(error));
     }
   }
-}
-
-function appliedButUnreadable(detail: string): UpstreamError {
-  return new UpstreamError(
-    'stake',
-    'UPSTREAM_ERROR',
-    `buyback update accepted, answer unreadable: ${detail}`,
-    'The staking service accepted the update, but its answer could not be read: do not retry it; read the round again instead.',
-    undefined,
-    { applied: true },
-  );
 }
