@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
+import { configDefaults, defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
 import type { DevnetVariant } from './test/gateway/helpers.js';
 
 const require = createRequire(import.meta.url);
@@ -14,6 +14,7 @@ const DOMAIN_TESTS = [
   'test/gateway/operations.test.ts',
   'test/gateway/paging.test.ts',
   'test/gateway/live.test.ts',
+  'test/gateway/live-groups.test.ts',
   'test/gateway/nodes.test.ts',
 ];
 
@@ -42,6 +43,8 @@ export default defineConfig({
         test: {
           name: 'spec',
           include: ['test/**/*.test.ts'],
+          // The deploy tests run in a project of their own (below).
+          exclude: [...configDefaults.exclude, 'test/deploy/**'],
           provide: { devnet: {}, productionCaches: false },
         },
       },
@@ -52,6 +55,20 @@ export default defineConfig({
       variant('kratos', { dialect: 'kratos' }),
       variant('kratos, staking enveloped', { dialect: 'kratos', stakeEnvelope: true }),
       variant('kratos, explorer code 200', { dialect: 'kratos', explorerSuccessCode: 200 }),
+      // The deployable artifacts (docs/deploy.md): the image built and run with podman, the compose
+      // file and the Kubernetes manifests checked. After every other project (a group of its own),
+      // one file at a time: a cold image build takes minutes and both cores.
+      {
+        extends: true,
+        test: {
+          name: 'deploy',
+          include: ['test/deploy/**/*.test.ts'],
+          sequence: { groupOrder: 1 },
+          fileParallelism: false,
+          testTimeout: 120_000,
+          hookTimeout: 1_200_000,
+        },
+      },
     ],
   },
 });

@@ -9,6 +9,7 @@ import { PublicResponseCache } from './graphql/plugins/response-cache.js';
 import { createGatewayYoga, type GatewayYoga } from './graphql/yoga.js';
 import { CorsPolicy } from './http/answer.js';
 import { createRequestListener } from './http/fast-path.js';
+import { EventStreams, SSE_PING_MS } from './http/sse.js';
 import { LiveUpdates } from './live/index.js';
 import { GatewayMetrics } from './ops/metrics.js';
 import type { Telemetry } from './ops/request-trace.js';
@@ -202,6 +203,8 @@ export function createGateway(options: GatewayOptions): Gateway {
     validatorsRead: (list) => validatorCache.refresh(list),
   });
   const { cursors, persistedQueries } = clientCachesFor(options, keyed, secret);
+  // The subscription streams the node:http adapter writes itself (http/sse.ts).
+  const streams = new EventStreams({ backlog: options.live.backlog, pingMs: SSE_PING_MS, metrics });
   const yoga = createGatewayYoga(options, {
     telemetry,
     cursors,
@@ -218,13 +221,13 @@ export function createGateway(options: GatewayOptions): Gateway {
   return {
     yoga,
     metrics,
-    listener: createRequestListener(
-      yoga,
-      options.limits.requestBytes,
+    listener: createRequestListener(yoga, {
+      maxBodyBytes: options.limits.requestBytes,
       telemetry,
       cors,
-      !options.persistedOperations,
-    ),
+      streams,
+      fastPath: !options.persistedOperations,
+    }),
     upstreams,
     rateLimit,
     live,

@@ -1,6 +1,7 @@
 import type { LiveUpdates, StreamOptions } from '../live/index.js';
 import type { CursorCodec } from '../schema/cursors.js';
 import type { Loaders } from './loaders.js';
+import type { MemberHandle } from './plugins/live-groups.js';
 
 /** What every resolver of one GraphQL request sees. */
 export interface Context {
@@ -15,8 +16,11 @@ export interface Context {
   unknownEnumValue(enumName: string): void;
   /** The gateway's live updates, where subscription fields open their streams. */
   live: LiveUpdates;
-  /** What a subscription stream of this request needs: how to close its connection. */
-  stream: StreamOptions;
+  /**
+   * What a subscription stream of this request needs: how to close its connection, and, when its
+   * transport writes streams itself (http/sse.ts), how it takes over the subscriber's group member.
+   */
+  stream: StreamOptions & MemberHandle;
   /** The deployment's page cursors: made from the upstreams' keys, taken back signed. */
   cursors: CursorCodec;
 }

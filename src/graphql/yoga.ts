@@ -1,6 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
+import type { GraphQLError } from 'graphql';
 import { createYoga, maskError, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import { INTERNAL_MESSAGE } from '../errors.js';
 import type { GatewayOptions } from '../gateway.js';
 import { type CorsPolicy, useAnswers } from '../http/answer.js';
 import { useRequestBodyLimit } from '../http/body-limit.js';
@@ -19,6 +21,7 @@ import { automaticPersistedQueries, type PersistedQueryStore } from './plugins/a
 import { usePricing } from './plugins/cost.js';
 import { useCsrfPrevention } from './plugins/csrf.js';
 import { limitPlugins } from './plugins/limits.js';
+import { useLiveGroups } from './plugins/live-groups.js';
 import { usePersistedOnly } from './plugins/persisted.js';
 import type { DocumentCache } from './plugins/prepared.js';
 import type { RateLimit } from './plugins/rate-limit.js';
@@ -93,6 +96,29 @@ function pipeline(options: GatewayOptions, parts: YogaParts): Plugin[] {
     // Queries hot enough are compiled by graphql-jit; the mutation and cold documents are interpreted.
     parts.documents.plugin(),
     ...(parts.responses ? [parts.responses.plugin] : []),
+    // Last, so that every other plugin's onSubscribe ran (and may have refused) before a subscriber
+    // joins a group of alike subscribers: one execution per event for the group.
+    useLiveGroups({
+      backlog: options.live.backlog,
+      metrics: parts.telemetry.metrics,
+      groupContext: (member, signal) => ({
+        callerToken: member.callerToken,
+        explorerToken: member.explorerToken,
+        loaders: new Loaders({
+          upstreams: parts.upstreams,
+          validatorCache: parts.validatorCache,
+          scope: { signal },
+        }),
+        maxComplexity: member.maxComplexity,
+        unknownEnumValue: member.unknownEnumValue,
+        live: member.live,
+        // The hub ends a group that falls behind by ending its events (live-groups.ts).
+        stream: { cut: () => {} },
+        cursors: member.cursors,
+      }),
+      polledAt: (payload) => parts.live.polledAt(payload),
+      mask: (error) => maskGatewayError(error, INTERNAL_MESSAGE) as GraphQLError,
+    }),
   ];
 }
 
@@ -126,7 +152,7 @@ export function createGatewayYoga(options: GatewayOptions, parts: YogaParts): Ga
       : false,
     maskedErrors: { maskError: maskGatewayError },
     logging: yogaLogger(telemetry.logger),
-    context: ({ request, res }): Context => ({
+    context: ({ request, res, sse }): Context => ({
       callerToken: bearerToken(request.headers.get('authorization')),
       explorerToken: options.explorerToken,
       loaders: new Loaders({
@@ -137,8 +163,11 @@ export function createGatewayYoga(options: GatewayOptions, parts: YogaParts): Ga
       maxComplexity: options.limits.complexity,
       unknownEnumValue,
       live: parts.live,
-      // A subscriber that stops reading is cut off: its connection closed (live/hub.ts).
-      stream: { cut: () => (res as ServerResponse | undefined)?.destroy() },
+      // A subscriber that stops reading is cut off: its connection closed. The node:http adapter
+      // (http/sse.ts) also takes its group member over, to write the stream itself.
+      stream: (sse as Context['stream'] | undefined) ?? {
+        cut: () => (res as ServerResponse | undefined)?.destroy(),
+      },
       cursors: parts.cursors,
     }),
     plugins: pipeline(options, parts),

@@ -8,6 +8,8 @@ import { errorSummary } from '../ops/logger.js';
 import { attachTrace, finishTrace, startTrace, type Telemetry } from '../ops/request-trace.js';
 import { Cancellation } from '../upstream/cancellation.js';
 import { type CorsPolicy, DEFAULT_CACHE_CONTROL, finishResult } from './answer.js';
+import { headersOf, pipeResponse } from './node-response.js';
+import { type EventStreams, type StreamParams, serveSubscription } from './sse.js';
 
 /**
  * The node:http listener of the gateway: a transport adapter in front of Yoga. The common
@@ -41,7 +43,13 @@ function plainParams(body: unknown): GraphQLParams | null {
   return body as unknown as GraphQLParams;
 }
 
-/** JSON in, JSON out, and a declared length within the cap: the only requests the fast path takes. */
+/** Whether a request asks for an event stream and nothing else (EventSource, `graphql-sse`). */
+const wantsEventStream = (req: IncomingMessage) => req.headers.accept?.trim() === 'text/event-stream';
+
+/**
+ * JSON in, JSON (or an event stream of a subscription) out, and a declared length within the cap:
+ * the only POSTs the adapter takes.
+ */
 function eligible(req: IncomingMessage, maxBytes: number): boolean {
   if (req.method !== 'POST') return false;
   const q = req.url?.indexOf('?') ?? -1;
@@ -49,35 +57,25 @@ function eligible(req: IncomingMessage, maxBytes: number): boolean {
   const type = req.headers['content-type'];
   if (!type || !/^application\/json\s*(;|$)/i.test(type)) return false;
   const accept = req.headers.accept;
-  if (accept && accept !== '*/*' && !/^application\/json\s*(;[^,]*)?$/i.test(accept)) return false;
+  if (
+    accept &&
+    accept !== '*/*' &&
+    !/^application\/json\s*(;[^,]*)?$/i.test(accept) &&
+    !wantsEventStream(req)
+  )
+    return false;
   const length = Number(req.headers['content-length']);
   return Number.isInteger(length) && length > 0 && length <= maxBytes;
 }
 
-function headersOf(req: IncomingMessage) {
-  return { get: (name: string) => (req.headers[name.toLowerCase()] as string | undefined) ?? null };
-}
-
-type GatewayYoga = YogaServerInstance<Record<string, unknown>, Context>;
-
-/** Resolves when `res` can take more (drained) or is gone (closed). */
-const writable = (res: ServerResponse) =>
-  new Promise<void>((resolve) => {
-    const done = () => {
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
-    };
-    res.once('drain', done);
-    res.once('close', done);
-  });
+export type GatewayYoga = YogaServerInstance<Record<string, unknown>, Context>;
 
 /**
  * Hands a request whose body was already read to Yoga, as a fetch Request, and streams Yoga's
  * answer back as it comes: a single JSON body, or a stream (SSE, multipart) written at the pace the
  * client reads it; the client's disconnect cancels the stream.
  */
-async function toYoga(yoga: GatewayYoga, req: IncomingMessage, res: ServerResponse, body: Buffer) {
+export async function toYoga(yoga: GatewayYoga, req: IncomingMessage, res: ServerResponse, body: Buffer) {
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
     if (typeof value === 'string') headers.set(name, value);
@@ -89,18 +87,7 @@ async function toYoga(yoga: GatewayYoga, req: IncomingMessage, res: ServerRespon
     { method: 'POST', headers, body: new Uint8Array(body) },
     { req, res },
   );
-  const reader = response.body?.getReader();
-  if (res.destroyed) {
-    await reader?.cancel();
-    return;
-  }
-  res.once('close', () => void reader?.cancel().catch(() => undefined));
-  res.writeHead(response.status, Object.fromEntries(response.headers));
-  for (let chunk = await reader?.read(); chunk && !chunk.done; chunk = await reader?.read()) {
-    if (!res.write(chunk.value) && !res.destroyed) await writable(res);
-    if (res.destroyed) return;
-  }
-  res.end();
+  await pipeResponse(res, response);
 }
 
 /**
@@ -243,17 +230,56 @@ function failed(telemetry: Telemetry, cors: CorsPolicy, req: IncomingMessage, re
   };
 }
 
-export function createRequestListener(
-  yoga: GatewayYoga,
-  maxBodyBytes: number,
-  telemetry: Telemetry,
-  cors: CorsPolicy,
+/**
+ * A subscription GET (`?query=…`, what an EventSource sends): its parameters, or null when Yoga
+ * should answer it (no subscription in it, extensions, variables that are not a JSON object).
+ */
+function subscriptionGet(req: IncomingMessage): StreamParams | null {
+  const url = new URL(req.url ?? '/', 'http://gateway');
+  if (url.pathname !== '/graphql' || url.searchParams.has('extensions')) return null;
+  const query = url.searchParams.get('query');
+  if (!query || !/\bsubscription\b/.test(query)) return null;
+  let variables: unknown = null;
+  try {
+    variables = JSON.parse(url.searchParams.get('variables') ?? 'null');
+  } catch {
+    return null;
+  }
+  if (variables !== null && !isObject(variables)) return null;
+  return { query, variables, operationName: url.searchParams.get('operationName') };
+}
+
+export interface ListenerOptions {
+  maxBodyBytes: number;
+  telemetry: Telemetry;
+  cors: CorsPolicy;
+  /** Every subscription stream the adapter writes itself (sse.ts). */
+  streams: EventStreams;
   /** Off when only persisted operations may run: the fast path runs any document it is given. */
-  fastPath = true,
-): RequestListener {
+  fastPath: boolean;
+}
+
+export function createRequestListener(yoga: GatewayYoga, options: ListenerOptions): RequestListener {
+  const { maxBodyBytes, telemetry, cors, streams, fastPath } = options;
+  const subscription = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    params: StreamParams,
+    body: Buffer | null,
+  ) =>
+    serveSubscription({ yoga, telemetry, cors, streams, req, res, params }).then((served) => {
+      if (served) return;
+      if (body) return toYoga(yoga, req, res, body);
+      yoga(req, res);
+    });
   return (req, res) => {
     telemetry.metrics.inFlight.inc();
     res.once('close', () => telemetry.metrics.inFlight.dec());
+    const get = fastPath && req.method === 'GET' && wantsEventStream(req) ? subscriptionGet(req) : null;
+    if (get) {
+      subscription(req, res, get, null).catch(failed(telemetry, cors, req, res));
+      return;
+    }
     if (!fastPath || !eligible(req, maxBodyBytes)) {
       yoga(req, res);
       return;
@@ -269,10 +295,13 @@ export function createRequestListener(
       } catch {
         params = null;
       }
-      const handled =
-        params && !STREAMING.test(params.query)
-          ? answer(yoga, telemetry, cors, { req, res, params })
-          : toYoga(yoga, req, res, body);
+      const handled = !params
+        ? toYoga(yoga, req, res, body)
+        : wantsEventStream(req) && /\bsubscription\b/.test(params.query)
+          ? subscription(req, res, params, body)
+          : !STREAMING.test(params.query)
+            ? answer(yoga, telemetry, cors, { req, res, params })
+            : toYoga(yoga, req, res, body);
       handled.catch(failed(telemetry, cors, req, res));
     });
   };

@@ -38,11 +38,18 @@ interface Feed {
 export class LiveHub {
   private readonly feeds = new Map<string, Feed>();
   private readonly polls = new EventEmitter();
+  /** The poll time of each value handed out, while the value lives: delivery is timed where it is written. */
+  private readonly stamps = new WeakMap<object, number>();
   private closed = false;
 
   constructor(private readonly options: HubOptions) {
     this.polls.setMaxListeners(0);
     this.options = { ...options, polled: (label, result) => this.polls.emit(label, result) };
+  }
+
+  /** When the poll that found a value this hub handed out was answered (ms since the epoch). */
+  polledAt(value: unknown): number | undefined {
+    return typeof value === 'object' && value !== null ? this.stamps.get(value) : undefined;
   }
 
   /** Resolves when the next poll of a source (by label: blocks, validators, failed) ends, with how it went. */
@@ -63,7 +70,6 @@ export class LiveHub {
   /** A stream of `source`'s events as `accept` answers them; the source is polled while it has one. */
   subscribe<T>(source: Source<unknown>, options: SubscribeOptions<T>): AsyncIterableIterator<T> {
     const queue: T[] = [];
-    const delivered: number[] = [];
     let waiting: ((result: IteratorResult<T>) => void) | null = null;
     let done = this.closed;
     const finish = () => {
@@ -77,19 +83,17 @@ export class LiveHub {
       offer: (event) => {
         const value = options.accept(event);
         if (value === undefined || done) return;
+        if (typeof value === 'object' && value !== null) this.stamps.set(value, event.polledAt);
         if (waiting) {
-          this.options.metrics.observeDelivery((Date.now() - event.polledAt) / 1000);
           waiting({ value, done: false });
           waiting = null;
         } else if (queue.length >= this.options.backlog) {
           this.options.metrics.observeCut();
           queue.length = 0;
-          delivered.length = 0;
           finish();
           options.cut();
         } else {
           queue.push(value);
-          delivered.push(event.polledAt);
         }
       },
       end: finish,
@@ -98,10 +102,7 @@ export class LiveHub {
     const iterator: AsyncIterableIterator<T> = {
       next: () => {
         const value = queue.shift();
-        if (value !== undefined) {
-          this.options.metrics.observeDelivery((Date.now() - (delivered.shift() as number)) / 1000);
-          return Promise.resolve({ value, done: false });
-        }
+        if (value !== undefined) return Promise.resolve({ value, done: false });
         if (done) return Promise.resolve({ value: undefined, done: true });
         return new Promise((resolve) => {
           waiting = resolve;

@@ -125,6 +125,11 @@ export class LiveUpdates {
     });
   }
 
+  /** When the poll that found a value a subscription stream handed out was answered. */
+  polledAt(value: unknown): number | undefined {
+    return this.hub.polledAt(value);
+  }
+
   close(): Promise<void> {
     return this.hub.close();
   }

@@ -21,8 +21,11 @@ import type { GraphQLField } from 'graphql';
  * - every root query field declares `public` or `private` (TypeScript requires the option);
  * - every field with a resolver of its own declares one of the three (the plugin throws, naming it);
  * - a field that exposes a property of its parent (`t.exposeString(…)`) is `parent` by definition;
- * - mutation and subscription fields are private whatever they say (a write, a stream of one
- *   caller's events, is never shared).
+ * - mutation fields are private whatever they say (a write is never shared);
+ * - every subscription field declares `public` (each event answers every subscriber alike) or
+ *   `private` (events read with one caller's credential): the live groups (graphql/plugins/
+ *   live-groups.ts) put the credential in a group's key exactly when an operation selects a
+ *   `private` field. The response cache never keeps a subscription, whatever its scope.
  */
 export type CacheScope = 'public' | 'private' | 'parent';
 
@@ -81,9 +84,13 @@ export class CacheScopePlugin<Types extends SchemaTypes> extends BasePlugin<Type
       throw new PothosSchemaError(`${coordinate}: cacheScope must be 'public', 'private' or 'parent'.`);
     }
     let scope = declared as CacheScope | undefined;
-    if (config.kind === 'Mutation' || config.kind === 'Subscription') {
+    if (config.kind === 'Mutation') {
       if (declared === 'public') throw new PothosSchemaError(`${coordinate}: a write is never public.`);
       scope = 'private';
+    } else if (config.kind === 'Subscription' && scope !== 'public' && scope !== 'private') {
+      throw new PothosSchemaError(
+        `${coordinate} declares no cacheScope: every subscription field says whether its events answer every subscriber alike ('public') or depend on the caller ('private').`,
+      );
     } else if (config.kind === 'Query' && (scope === undefined || scope === 'parent')) {
       throw new PothosSchemaError(
         `${coordinate} declares no cacheScope: every root query field says whether its result may be shared between callers ('public' or 'private').`,

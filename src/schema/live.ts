@@ -27,7 +27,7 @@ builder.subscriptionFields((t) => ({
   blockAdded: t.field({
     type: BlockRef,
     complexity: UPSTREAM_COST,
-    cacheScope: 'private',
+    cacheScope: 'public',
     description: 'Every new block, in height order, none skipped.',
     subscribe: (_root, _args, ctx) => ctx.live.blockAdded(ctx.stream),
     resolve: fresh,
@@ -52,7 +52,7 @@ builder.subscriptionFields((t) => ({
   validatorUpdated: t.field({
     type: ValidatorRef,
     complexity: UPSTREAM_COST,
-    cacheScope: 'private',
+    cacheScope: 'public',
     description:
       'A validator whose data changed (tokens, status, jailing, commission, moniker, description, any field but the counters a live chain moves with every block: blocks proposed, signed and missed, uptime, outstanding rewards, timestamp; the event carries their current values): every one, or only the one named by `operatorAddress`.',
     args: {
@@ -68,7 +68,7 @@ builder.subscriptionFields((t) => ({
   validatorStatisticsUpdated: t.field({
     type: ValidatorStatisticsRef,
     complexity: UPSTREAM_COST,
-    cacheScope: 'private',
+    cacheScope: 'public',
     description: 'The statistics over the whole validator set, whenever they change.',
     subscribe: (_root, _args, ctx) => ctx.live.validatorStatisticsUpdated(ctx.stream),
     resolve: fresh,

@@ -66,11 +66,11 @@ describe('cache scope, declared on the fields', () => {
       'Delegation.validator': 'public',
       'SearchResult.target': 'public',
       'Transaction.block': 'public',
-      // A stream is one caller's, whatever it carries.
-      'Subscription.blockAdded': 'private',
+      // Events alike for every subscriber, but for those read with a caller's token.
+      'Subscription.blockAdded': 'public',
       'Subscription.failedTransactionAdded': 'private',
-      'Subscription.validatorUpdated': 'private',
-      'Subscription.validatorStatisticsUpdated': 'private',
+      'Subscription.validatorUpdated': 'public',
+      'Subscription.validatorStatisticsUpdated': 'public',
     });
   });
 

@@ -1,0 +1,403 @@
+import { createHash } from 'node:crypto';
+import {
+  createSourceEventStream,
+  type DocumentNode,
+  type ExecutionArgs,
+  type ExecutionResult,
+  execute,
+  type FragmentDefinitionNode,
+  type GraphQLError,
+  type GraphQLNamedType,
+  type GraphQLSchema,
+  getNamedType,
+  getOperationAST,
+  isInterfaceType,
+  isObjectType,
+  Kind,
+  type SelectionSetNode,
+} from 'graphql';
+import { isAsyncIterable, type Plugin } from 'graphql-yoga';
+import type { GatewayMetrics } from '../../ops/metrics.js';
+import { declaredCacheScope } from '../../schema/cache-scope.js';
+import { type Context, explorerTokenOf } from '../context.js';
+import { operationFact } from './prepared.js';
+
+/**
+ * Subscriptions in groups: subscribers whose operation is the same (document, operation name,
+ * variables) and whose credential scope is the same form one group, and each event is executed
+ * once per group; its one result object reaches every member, so that a transport serializes it
+ * once (http/sse.ts keeps one frame per result) and writes the same bytes to every stream.
+ *
+ * Whether the credential is part of a group's key is read from the schema's declared cache scopes
+ * (schema/cache-scope.ts), never guessed: an operation that selects a `private` field anywhere
+ * (`failedTransactionAdded`: events read with one caller's token) is grouped per token; one that
+ * selects only `public` and `parent` fields answers every subscriber alike.
+ *
+ * Everything a subscriber's request owes runs for each of them, in the one envelop pipeline, before
+ * this plugin's subscribe function: parsing, validation, limits, pricing and the rate limit, the
+ * subscription caps. A group executes in a context of its own (its own loaders, no request), so
+ * that no member's disconnect cancels another's events. The first member's subscription starts the
+ * group's source (the field's `subscribe`, its argument rules and authorization included); later
+ * members of the same key join it. A group ends when its last member leaves, or when its source
+ * ends (SIGTERM), which completes every member's stream.
+ */
+
+/** One event as every member of a group gets it. */
+interface Delivery {
+  result: ExecutionResult;
+  /** When the poll that found the event was answered (ms since the epoch). */
+  polledAt: number;
+}
+
+/** A transport that writes a member's events itself, at its socket's pace (http/sse.ts). */
+export interface LiveSink {
+  /** One event, in order; the sink keeps at most LIVE_BACKLOG of them waiting, then cuts. */
+  deliver(result: ExecutionResult, polledAt: number): void;
+  /** The group's source ended: the stream completes. */
+  complete(): void;
+}
+
+/** What a subscriber's stream may do with its group's member: take it over (http/sse.ts). */
+export interface MemberHandle {
+  adopt?(member: LiveMember): void;
+}
+
+interface MemberOptions {
+  backlog: number;
+  metrics: GatewayMetrics;
+  /** Closes the subscriber's connection (it stopped reading). */
+  cut(): void;
+}
+
+/**
+ * One subscriber of a group. Pulled as an async iterator (Yoga's own stream processors), or, once
+ * a sink attaches, pushing every event to it: then no iterator chain runs for it at all.
+ */
+export class LiveMember implements AsyncIterableIterator<ExecutionResult> {
+  private readonly queue: Delivery[] = [];
+  private waiting: ((result: IteratorResult<ExecutionResult>) => void) | null = null;
+  private sink: LiveSink | null = null;
+  private done = false;
+
+  constructor(
+    private readonly group: LiveGroup,
+    private readonly options: MemberOptions,
+  ) {}
+
+  /** Pushes every event from now on (and any waiting) to `sink`. */
+  attach(sink: LiveSink): void {
+    this.sink = sink;
+    for (const { result, polledAt } of this.queue.splice(0)) sink.deliver(result, polledAt);
+  }
+
+  offer(delivery: Delivery): void {
+    if (this.done) return;
+    if (this.sink) this.sink.deliver(delivery.result, delivery.polledAt);
+    else if (this.waiting) {
+      this.options.metrics.observeDelivery((Date.now() - delivery.polledAt) / 1000);
+      this.waiting({ value: delivery.result, done: false });
+      this.waiting = null;
+    } else if (this.queue.length >= this.options.backlog) {
+      this.options.metrics.observeCut();
+      this.queue.length = 0;
+      this.leave();
+      this.options.cut();
+    } else this.queue.push(delivery);
+  }
+
+  /** The group's source ended: the stream completes once what is waiting was read. */
+  finish(): void {
+    if (this.done) return;
+    this.leave();
+    this.sink?.complete();
+  }
+
+  /** The subscriber is gone (or cut): it leaves its group. */
+  leave(): void {
+    if (this.done) return;
+    this.done = true;
+    this.group.leave(this);
+    if (this.queue.length === 0) {
+      this.waiting?.({ value: undefined, done: true });
+      this.waiting = null;
+    }
+  }
+
+  next(): Promise<IteratorResult<ExecutionResult>> {
+    const delivery = this.queue.shift();
+    if (delivery) {
+      this.options.metrics.observeDelivery((Date.now() - delivery.polledAt) / 1000);
+      return Promise.resolve({ value: delivery.result, done: false });
+    }
+    if (this.done) return Promise.resolve({ value: undefined, done: true });
+    return new Promise((resolve) => {
+      this.waiting = resolve;
+    });
+  }
+
+  return(): Promise<IteratorResult<ExecutionResult>> {
+    this.queue.length = 0;
+    this.leave();
+    return Promise.resolve({ value: undefined, done: true });
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+}
+
+interface GroupOptions {
+  /** The source's events (the field's `subscribe`, run once for the group). */
+  events: AsyncIterator<unknown>;
+  /** Executes the operation for one event. */
+  run(payload: unknown): Promise<ExecutionResult>;
+  polledAt(payload: unknown): number;
+  /** Told once the group ended (its last member left, or its source ended). */
+  ended(): void;
+  /** The source's label for metrics (blocks, validators, failed). */
+  source: string;
+  metrics: GatewayMetrics;
+}
+
+/** Subscribers of one operation, variables and credential: one execution per event for all. */
+export class LiveGroup {
+  readonly members = new Set<LiveMember>();
+  private closed = false;
+
+  constructor(private readonly options: GroupOptions) {}
+
+  get open(): boolean {
+    return !this.closed;
+  }
+
+  join(member: LiveMember): void {
+    this.members.add(member);
+  }
+
+  leave(member: LiveMember): void {
+    if (this.members.delete(member) && this.members.size === 0) this.close();
+  }
+
+  /** Reads the source's events until it ends: each executed once, handed to every member. */
+  async pump(): Promise<void> {
+    const { events, run, polledAt, metrics, source } = this.options;
+    try {
+      for (let next = await events.next(); !next.done && !this.closed; next = await events.next()) {
+        const result = await run(next.value);
+        metrics.observeLiveExecution(source);
+        const delivery = { result, polledAt: polledAt(next.value) };
+        for (const member of this.members) member.offer(delivery);
+      }
+    } finally {
+      for (const member of [...this.members]) member.finish();
+      this.close();
+    }
+  }
+
+  private close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    void this.options.events.return?.();
+    this.options.ended();
+  }
+}
+
+/** Which live source each subscription field reads, for metrics. */
+const SOURCES: Record<string, string> = {
+  blockAdded: 'blocks',
+  validatorUpdated: 'validators',
+  validatorStatisticsUpdated: 'validators',
+  failedTransactionAdded: 'failed',
+};
+
+/** Whether a selection reaches a field declared `private` (its answer depends on the caller). */
+function selectsPrivate(
+  schema: GraphQLSchema,
+  fragments: Map<string, FragmentDefinitionNode>,
+  set: SelectionSetNode,
+  type: GraphQLNamedType | undefined,
+  seen: Set<string>,
+): boolean {
+  for (const selection of set.selections) {
+    if (selection.kind === Kind.FIELD) {
+      const field =
+        isObjectType(type) || isInterfaceType(type) ? type.getFields()[selection.name.value] : undefined;
+      if (field && declaredCacheScope(field) === 'private') return true;
+      if (selection.selectionSet && field) {
+        if (selectsPrivate(schema, fragments, selection.selectionSet, getNamedType(field.type), seen))
+          return true;
+      }
+      continue;
+    }
+    const fragment =
+      selection.kind === Kind.INLINE_FRAGMENT ? selection : fragments.get(selection.name.value);
+    if (selection.kind === Kind.FRAGMENT_SPREAD && (seen.has(selection.name.value) || !fragment)) continue;
+    if (selection.kind === Kind.FRAGMENT_SPREAD) seen.add(selection.name.value);
+    const condition = fragment?.typeCondition ? schema.getType(fragment.typeCondition.name.value) : type;
+    if (fragment && selectsPrivate(schema, fragments, fragment.selectionSet, condition ?? undefined, seen))
+      return true;
+  }
+  return false;
+}
+
+interface Shape {
+  /** The root field (one: a subscription selects exactly one). */
+  field: string;
+  /** Whether the group key holds the caller's credential. */
+  private: boolean;
+  /** Incremental delivery is answered per subscriber, never grouped. */
+  incremental: boolean;
+}
+
+function shapeOf(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+): Shape | null {
+  const operation = getOperationAST(document, operationName);
+  const root = schema.getSubscriptionType();
+  const first = operation?.selectionSet.selections[0];
+  if (operation?.operation !== 'subscription' || !root || first?.kind !== Kind.FIELD) return null;
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of document.definitions)
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  const source = document.loc?.source.body ?? '';
+  return {
+    field: first.name.value,
+    private: selectsPrivate(schema, fragments, operation.selectionSet, root, new Set()),
+    incremental: /@\s*(?:defer|stream)\b/.test(source),
+  };
+}
+
+/** Variables as a key: the same values in any key order are the same variables. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (typeof value === 'object' && value !== null) {
+    const keys = Object.keys(value).sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+export interface LiveGroupsOptions {
+  backlog: number;
+  metrics: GatewayMetrics;
+  /** The context a group executes in: the first member's, with loaders of its own and no request. */
+  groupContext(member: Context, signal: AbortSignal): Context;
+  /** When the poll that found an event's payload was answered. */
+  polledAt(payload: unknown): number | undefined;
+  /** Masks an error as Yoga's error masking does, so that every transport writes the same bytes. */
+  mask(error: GraphQLError): GraphQLError;
+}
+
+type SubscribeFn = (args: ExecutionArgs) => Promise<AsyncIterable<ExecutionResult> | ExecutionResult>;
+
+/** This process's groups, by key: one open group per key, or the promise of one being started. */
+class LiveGroups {
+  private readonly groups = new Map<string, LiveGroup | Promise<LiveGroup | null>>();
+  private readonly shapes = operationFact<Shape | null>();
+
+  constructor(private readonly options: LiveGroupsOptions) {}
+
+  private countOpen(): number {
+    let open = 0;
+    for (const group of this.groups.values()) if (group instanceof LiveGroup && group.open) open++;
+    return open;
+  }
+
+  /** Starts a group's source, in a context of the group's own; an ExecutionResult when it refuses. */
+  private async open(key: string, shape: Shape, args: ExecutionArgs): Promise<LiveGroup | ExecutionResult> {
+    const { options } = this;
+    const controller = new AbortController();
+    const groupArgs = {
+      ...args,
+      contextValue: options.groupContext(args.contextValue as Context, controller.signal),
+    };
+    const events = await createSourceEventStream(groupArgs);
+    if (!isAsyncIterable(events)) return events;
+    const group: LiveGroup = new LiveGroup({
+      events: events[Symbol.asyncIterator](),
+      run: async (payload) => {
+        const result = (await execute({ ...groupArgs, rootValue: payload })) as ExecutionResult;
+        return result.errors ? { ...result, errors: result.errors.map((e) => options.mask(e)) } : result;
+      },
+      polledAt: (payload) => options.polledAt(payload) ?? Date.now(),
+      ended: () => {
+        controller.abort();
+        if (this.groups.get(key) === group) this.groups.delete(key);
+        options.metrics.subscriptionGroups.set(this.countOpen());
+      },
+      source: SOURCES[shape.field] ?? shape.field,
+      metrics: options.metrics,
+    });
+    return group;
+  }
+
+  /** A subscriber's place in `group`, taken over by its transport when that writes streams itself. */
+  private join(group: LiveGroup, args: ExecutionArgs): LiveMember {
+    const context = args.contextValue as Context & { stream: MemberHandle };
+    const member = new LiveMember(group, {
+      backlog: this.options.backlog,
+      metrics: this.options.metrics,
+      cut: () => context.stream.cut(),
+    });
+    group.join(member);
+    context.stream.adopt?.(member);
+    return member;
+  }
+
+  /** The group key of a subscription, or null when it is not grouped (incremental delivery). */
+  private key(args: ExecutionArgs): { key: string; shape: Shape } | null {
+    const shape = this.shapes.of(args.document, args.operationName, () =>
+      shapeOf(args.schema, args.document, args.operationName),
+    );
+    const text = args.document.loc?.source.body;
+    if (!shape || shape.incremental || text === undefined) return null;
+    const token = shape.private ? explorerTokenOf(args.contextValue as Context) : null;
+    const credential = token === null ? '' : createHash('sha256').update(token).digest('base64url');
+    const variables = canonical(args.variableValues ?? {});
+    return { key: `${credential}\u0000${args.operationName ?? ''}\u0000${variables}\u0000${text}`, shape };
+  }
+
+  async subscribe(args: ExecutionArgs, original: SubscribeFn) {
+    const grouped = this.key(args);
+    if (!grouped) return original(args);
+    const { key, shape } = grouped;
+    const known = await this.groups.get(key);
+    if (known?.open) return this.join(known, args);
+    // This subscriber starts the group; others of the same key meanwhile wait for it (and start
+    // their own if it refused: each then gets its own answer).
+    let settle: (group: LiveGroup | null) => void = () => {};
+    const pending = new Promise<LiveGroup | null>((resolve) => {
+      settle = resolve;
+    });
+    this.groups.set(key, pending);
+    const opened = await this.open(key, shape, args).catch((error: unknown) => ({
+      errors: [error as GraphQLError],
+    }));
+    if (!(opened instanceof LiveGroup)) {
+      if (this.groups.get(key) === pending) this.groups.delete(key);
+      settle(null);
+      return opened;
+    }
+    this.groups.set(key, opened);
+    const member = this.join(opened, args);
+    settle(opened);
+    this.options.metrics.subscriptionGroups.set(this.countOpen());
+    void opened.pump();
+    return member;
+  }
+}
+
+/**
+ * The plugin: last of the pipeline, it replaces the subscribe function, so that every other
+ * plugin's onSubscribe has run (and may have refused) before a subscriber joins a group.
+ */
+export function useLiveGroups(options: LiveGroupsOptions): Plugin {
+  const groups = new LiveGroups(options);
+  return {
+    onSubscribe({ subscribeFn, setSubscribeFn }) {
+      setSubscribeFn((args) => groups.subscribe(args, subscribeFn as SubscribeFn));
+    },
+  };
+}

@@ -1,0 +1,259 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type ExecutionResult, GraphQLError, getOperationAST } from 'graphql';
+import { getSSEProcessor, isAsyncIterable } from 'graphql-yoga';
+import type { LiveMember, LiveSink } from '../graphql/plugins/live-groups.js';
+import type { GatewayMetrics } from '../ops/metrics.js';
+import {
+  attachTrace,
+  finishTrace,
+  type RequestTrace,
+  startTrace,
+  type Telemetry,
+} from '../ops/request-trace.js';
+import { Cancellation } from '../upstream/cancellation.js';
+import { type CorsPolicy, finishResult } from './answer.js';
+import type { GatewayYoga } from './fast-path.js';
+import { headersOf, pipeResponse } from './node-response.js';
+
+/**
+ * GraphQL subscriptions over Server-Sent Events, written by the node:http adapter itself: what a
+ * browser's EventSource (GET) and the `graphql-sse` client (POST, distinct connections) send. The
+ * subscribe-time work runs through Yoga's one envelop pipeline (parse, validation, limits, pricing
+ * and the rate limit, authorization, the subscription caps, the live groups); the stream that
+ * follows is this module's: no WHATWG Request, Response or ReadableStream and no async-iterator
+ * chain per subscriber, the events its group pushes written straight to the socket, each event's
+ * frame serialized once for all the streams it goes to, and one ping timer for every stream. The
+ * bytes are Yoga's (`:` first, `event: next` / `data:` per result, `event: complete` at the end,
+ * the same headers); a parity test compares them. Anything else (a query asked for as an event
+ * stream, extensions, a document that cannot be grouped) is answered as Yoga answers it.
+ */
+
+export interface EventStreamOptions {
+  /** LIVE_BACKLOG: events waiting for one stream's socket before it is cut off. */
+  backlog: number;
+  /** How often every open stream gets a comment, so that proxies keep it open (Yoga's 12 s). */
+  pingMs: number;
+  metrics: GatewayMetrics;
+}
+
+/** Yoga's ping interval: a comment on every open stream, so that proxies keep it open. */
+export const SSE_PING_MS = 12_000;
+
+const PING = ':\n\n';
+const COMPLETE = 'event: complete\ndata:\n\n';
+const HEADERS = {
+  'Content-Type': 'text/event-stream',
+  Connection: 'keep-alive',
+  'Cache-Control': 'no-cache',
+  'Content-Encoding': 'none',
+} as const;
+
+/** An error as Yoga writes it: without its internal extensions (`http`, `unexpected`). */
+function publicError(error: GraphQLError) {
+  const {
+    http: _http,
+    unexpected: _unexpected,
+    ...extensions
+  } = (error.extensions ?? {}) as Record<string, unknown>;
+  return {
+    message: error.message,
+    ...(error.locations ? { locations: error.locations } : {}),
+    ...(error.path ? { path: error.path } : {}),
+    ...(Object.keys(extensions).length > 0 ? { extensions } : {}),
+  };
+}
+
+/** A result's JSON as Yoga's SSE processor writes it. */
+function resultJson(result: ExecutionResult): string {
+  const stringify = (result as { stringify?: (r: unknown) => string }).stringify ?? JSON.stringify;
+  const http = (result.extensions as { http?: unknown } | undefined)?.http;
+  if (!result.errors?.length && http === undefined) return stringify(result);
+  const { http: _http, ...extensions } = (result.extensions ?? {}) as Record<string, unknown>;
+  return stringify({
+    ...result,
+    ...(result.errors ? { errors: result.errors.map((e) => publicError(e as GraphQLError)) } : {}),
+    extensions: Object.keys(extensions).length > 0 ? extensions : undefined,
+  });
+}
+
+/** One frame per result, whichever streams it goes to: a group's event is serialized once. */
+const frames = new WeakMap<ExecutionResult, Buffer>();
+function frameOf(result: ExecutionResult): Buffer {
+  let frame = frames.get(result);
+  if (!frame) {
+    frame = Buffer.from(`event: next\ndata: ${resultJson(result)}\n\n`);
+    frames.set(result, frame);
+  }
+  return frame;
+}
+
+/** One subscriber's socket, written at its pace: events wait (shared frames) up to LIVE_BACKLOG. */
+class EventStream implements LiveSink {
+  private readonly waiting: [ExecutionResult, number][] = [];
+  private completing = false;
+
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly options: EventStreamOptions,
+  ) {
+    res.on('drain', () => this.flush());
+  }
+
+  deliver(result: ExecutionResult, polledAt: number): void {
+    if (this.res.destroyed || this.completing) return;
+    if (this.waiting.length === 0 && !this.res.writableNeedDrain) this.write(result, polledAt);
+    else if (this.waiting.length >= this.options.backlog) {
+      // A reader that stopped: cut, holding no more than LIVE_BACKLOG events for it.
+      this.options.metrics.observeCut();
+      this.waiting.length = 0;
+      this.res.destroy();
+    } else this.waiting.push([result, polledAt]);
+  }
+
+  complete(): void {
+    this.completing = true;
+    if (this.waiting.length === 0) this.res.end(COMPLETE);
+  }
+
+  ping(): void {
+    if (this.waiting.length === 0 && !this.res.writableNeedDrain && !this.res.destroyed) this.res.write(PING);
+  }
+
+  private write(result: ExecutionResult, polledAt: number): void {
+    this.res.write(frameOf(result));
+    this.options.metrics.observeDelivery((Date.now() - polledAt) / 1000);
+  }
+
+  private flush(): void {
+    while (this.waiting.length > 0 && !this.res.writableNeedDrain && !this.res.destroyed) {
+      const [result, polledAt] = this.waiting.shift() as [ExecutionResult, number];
+      this.write(result, polledAt);
+    }
+    if (this.completing && this.waiting.length === 0 && !this.res.writableEnded) this.res.end(COMPLETE);
+  }
+}
+
+/** Every open stream of the process, and their one ping timer. */
+export class EventStreams {
+  private readonly open = new Set<EventStream>();
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(readonly options: EventStreamOptions) {}
+
+  /** Streams a member's events to `res` until either ends. */
+  stream(res: ServerResponse, member: LiveMember, onClose: () => void): void {
+    const stream = new EventStream(res, this.options);
+    this.open.add(stream);
+    if (!this.timer) {
+      this.timer = setInterval(() => {
+        for (const each of this.open) each.ping();
+      }, this.options.pingMs);
+      this.timer.unref();
+    }
+    res.once('close', () => {
+      this.open.delete(stream);
+      if (this.open.size === 0 && this.timer) {
+        clearInterval(this.timer);
+        this.timer = null;
+      }
+      onClose();
+    });
+    member.attach(stream);
+  }
+
+  get size(): number {
+    return this.open.size;
+  }
+}
+
+/** The GraphQL parameters of a request. */
+export interface StreamParams {
+  query: string;
+  variables?: Record<string, unknown> | null;
+  operationName?: string | null;
+}
+
+/** What the adapter needs to answer a subscription. */
+export interface SubscriptionRequest {
+  yoga: GatewayYoga;
+  telemetry: Telemetry;
+  cors: CorsPolicy;
+  streams: EventStreams;
+  req: IncomingMessage;
+  res: ServerResponse;
+  params: StreamParams;
+}
+
+/** A single result (a refusal, an error) written as Yoga's SSE processor writes it. */
+const processSse = getSSEProcessor();
+
+/** A result (a refusal, an error, a stream this module does not write) as Yoga's SSE processor writes it. */
+async function answerByYoga(
+  request: SubscriptionRequest,
+  trace: RequestTrace,
+  common: Record<string, string>,
+  result: unknown,
+) {
+  const response = await processSse(result as ExecutionResult, request.yoga.fetchAPI, 'text/event-stream');
+  finishTrace(request.telemetry, trace, response.status);
+  await pipeResponse(request.res, response, common);
+  return true;
+}
+
+/**
+ * Runs a subscription request through the envelop pipeline and answers it: false when it turns out
+ * not to be a subscription (the caller hands it to Yoga).
+ */
+export async function serveSubscription(request: SubscriptionRequest): Promise<boolean> {
+  const { yoga, telemetry, cors, req, res, params } = request;
+  const headers = headersOf(req);
+  const trace = startTrace(headers.get);
+  const cancel = new Cancellation();
+  res.once('close', () => cancel.abort(new Error('client disconnected')));
+  const fetchLike = { headers, signal: cancel };
+  attachTrace(fetchLike, trace);
+  let adopted: LiveMember | null = null;
+  // The context's stream: a stalled Yoga-path reader is cut through it; a group member is adopted.
+  const sse = { cut: () => res.destroy(), adopt: (member: LiveMember) => (adopted = member) };
+  const envelope = yoga.getEnveloped({ request: fetchLike, params, req, res, sse });
+  const common = cors.headers(headers.get('origin'), trace.requestId);
+  const once = (result: unknown) =>
+    answerByYoga(request, trace, common, finishResult(trace, result as ExecutionResult));
+  let document: ReturnType<typeof envelope.parse>;
+  try {
+    document = envelope.parse(params.query);
+  } catch (error) {
+    if (error instanceof GraphQLError) return once({ errors: [error] });
+    throw error;
+  }
+  if (getOperationAST(document, params.operationName)?.operation !== 'subscription') return false;
+  const errors = envelope.validate(envelope.schema, document);
+  if (errors.length > 0) return once({ errors });
+  let result: unknown;
+  try {
+    result = await envelope.subscribe({
+      schema: envelope.schema,
+      document,
+      contextValue: await envelope.contextFactory(),
+      variableValues: params.variables ?? undefined,
+      operationName: params.operationName ?? undefined,
+    });
+  } catch (error) {
+    if (error instanceof GraphQLError) return once({ errors: [error] });
+    throw error;
+  }
+  if (!isAsyncIterable(result)) return once(result);
+  const iterator = (result as AsyncIterable<ExecutionResult>)[Symbol.asyncIterator]();
+  const member = adopted as LiveMember | null;
+  if (!member || res.destroyed) {
+    // Not grouped (incremental delivery in a subscription): Yoga's own stream writer.
+    return answerByYoga(request, trace, common, result);
+  }
+  res.writeHead(200, { ...HEADERS, ...common });
+  res.write(PING);
+  finishTrace(telemetry, trace, 200);
+  // The stream's end (completed, cut, or the client gone) ends the pipeline's view of it too:
+  // its subscription caps give their place back.
+  request.streams.stream(res, member, () => void iterator.return?.());
+  return true;
+}
