@@ -498,6 +498,45 @@ export function loadConfig(env: Env = process.env): Config {
   });
 }
 
+/**
+ * The process's open-file limit (RLIMIT_NOFILE, soft), from /proc/self/limits; null where it cannot
+ * be read (not Linux), and then nothing is capped.
+ */
+export function openFileLimit(limits = '/proc/self/limits'): number | null {
+  try {
+    const line = /^Max open files\s+(\d+)/m.exec(readFileSync(limits, 'utf8'));
+    return line ? Number(line[1]) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * MAX_CONNECTIONS and MAX_SUBSCRIPTIONS within the open-file limit: every socket is a file, and a
+ * process whose client sockets took every file has none left for its upstream, Redis and log
+ * sockets, so that its polls fail and no event reaches anyone. The reserve: each upstream's
+ * connections (twice over with the embedded devnet, whose servers hold the other ends), plus 128
+ * for Redis, logs, the listening sockets and the process's own files. Streams keep 64 sockets
+ * free for probes and queries. Returns the settings and what was capped, for a log line.
+ */
+export function fitToFileLimit(config: Config, files: number | null): { config: Config; capped: string[] } {
+  if (files === null) return { config, capped: [] };
+  const reserve = 3 * config.upstreamConnections * (config.upstreams ? 1 : 2) + 128;
+  const connections = Math.max(1, files - reserve);
+  const streams = Math.max(0, connections - 64);
+  const capped: string[] = [];
+  let { server, live } = config;
+  if (server.maxConnections > connections) {
+    capped.push(`MAX_CONNECTIONS ${server.maxConnections} → ${connections}`);
+    server = Object.freeze({ ...server, maxConnections: connections });
+  }
+  if (live.maxSubscriptions > streams) {
+    capped.push(`MAX_SUBSCRIPTIONS ${live.maxSubscriptions} → ${streams}`);
+    live = Object.freeze({ ...live, maxSubscriptions: streams });
+  }
+  return { config: capped.length > 0 ? Object.freeze({ ...config, server, live }) : config, capped };
+}
+
 /** Reads a persisted-documents manifest: a JSON object of operation id → document text. */
 export function loadPersistedOperations(path: string): Readonly<Record<string, string>> {
   let manifest: unknown;

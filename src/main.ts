@@ -2,7 +2,14 @@
 import cluster from 'node:cluster';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type Config, ConfigError, loadConfig, loadPersistedOperations } from './config.js';
+import {
+  type Config,
+  ConfigError,
+  fitToFileLimit,
+  loadConfig,
+  loadPersistedOperations,
+  openFileLimit,
+} from './config.js';
 import { createGatewayServer } from './http/node-server.js';
 import { createLogger } from './ops/logger.js';
 import { startTracing, stopTracing } from './ops/tracing.js';
@@ -67,8 +74,16 @@ interface ServeOptions {
 }
 
 /** One serving process: the gateway on its node:http server, until a signal drains it. */
-async function serve(config: Config, { worker, devnet, onDevnet, drainMs }: ServeOptions): Promise<void> {
-  const logger = createLogger(config.logLevel, worker?.id ?? null);
+async function serve(configured: Config, { worker, devnet, onDevnet, drainMs }: ServeOptions): Promise<void> {
+  const logger = createLogger(configured.logLevel, worker?.id ?? null);
+  const files = openFileLimit();
+  const { config, capped } = fitToFileLimit(configured, files);
+  if (capped.length > 0) {
+    logger.warn(
+      { openFileLimit: files, capped },
+      `the open-file limit (${files}) caps ${capped.join(' and ')}: raise it (ulimit -n) to serve more streams`,
+    );
+  }
   // Loaded here, not at the top: the primary of WORKERS > 1 never builds a gateway, and starts
   // (and forks) sooner without loading one.
   const { createGateway } = await import('./gateway.js');

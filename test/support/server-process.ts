@@ -16,9 +16,18 @@ export interface Started {
   printed(pattern: RegExp): Promise<RegExpExecArray>;
 }
 
-/** Starts the gateway with `env` over the test's own; `listening` resolves once it listens. */
-export function startServerProcess(env: Record<string, string>): Started & { listening: Promise<void> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+/**
+ * Starts the gateway with `env` over the test's own; `listening` resolves once it listens. With
+ * `openFiles`, under that open-file limit (`ulimit -n`).
+ */
+export function startServerProcess(
+  env: Record<string, string>,
+  openFiles?: number,
+): Started & { listening: Promise<void> } {
+  const node = [process.execPath, '--import', 'tsx', 'src/main.ts'];
+  const [command, ...args] =
+    openFiles === undefined ? node : ['bash', '-c', `ulimit -n ${openFiles} && exec "$@"`, 'bash', ...node];
+  const child = spawn(command as string, args, {
     // In devnet mode the chain stands still unless a test moves it.
     env: { ...process.env, PORT: '0', NODE_ENV: 'test', DEVNET_BLOCK_MS: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
