@@ -123,6 +123,11 @@ export interface ServerLimits {
   keepAliveTimeoutMs: number;
   /** MAX_CONNECTIONS: open sockets per process; beyond it a new connection is closed at once. */
   maxConnections: number;
+  /**
+   * SHUTDOWN_DELAY_MS: after SIGTERM, how long the process keeps serving (with `/readyz` at 503, so
+   * that load balancers stop sending it requests) before it completes its streams and drains.
+   */
+  shutdownDelayMs: number;
 }
 
 /** Beyond one process (issue 14): workers, caches shared through Redis, per-client rate limits. */
@@ -321,6 +326,8 @@ function live(env: Env): LiveConfig {
 
 function serverLimits(env: Env, streams: number): ServerLimits {
   const limits = {
+    // A load balancer notices a failing readiness probe within a few seconds; by hand, at once.
+    shutdownDelayMs: int(env, 'SHUTDOWN_DELAY_MS', env.NODE_ENV === 'production' ? 5_000 : 0, 0, 600_000),
     headersTimeoutMs: int(env, 'HEADERS_TIMEOUT_MS', 15_000, 100, 3_600_000),
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000),
     keepAliveTimeoutMs: int(env, 'KEEP_ALIVE_TIMEOUT_MS', 5_000, 100, 3_600_000),

@@ -9,7 +9,7 @@ import { PublicResponseCache } from './graphql/plugins/response-cache.js';
 import { createGatewayYoga, type GatewayYoga } from './graphql/yoga.js';
 import { CorsPolicy } from './http/answer.js';
 import { createRequestListener } from './http/fast-path.js';
-import { EventStreams, SSE_PING_MS } from './http/sse.js';
+import { EventStreams, SSE_PING_MS, SSE_RETRY_MS } from './http/sse.js';
 import { LiveUpdates } from './live/index.js';
 import { GatewayMetrics } from './ops/metrics.js';
 import type { Telemetry } from './ops/request-trace.js';
@@ -72,7 +72,12 @@ export interface Gateway {
   rateLimit: RateLimit | null;
   /** Live updates: the subscription streams of this process and their pollers. */
   live: LiveUpdates;
-  /** Completes every subscription stream (the start of a drain): nothing else stays open. */
+  /** The process is shutting down: `/readyz` answers 503 from now on, while requests are still served. */
+  startDraining(): void;
+  /**
+   * Completes every subscription stream, each with a `retry:` hint so that its client reconnects
+   * (to another instance): the start of the drain proper, after SHUTDOWN_DELAY_MS.
+   */
   drain(): Promise<void>;
   close(): Promise<void>;
 }
@@ -205,7 +210,9 @@ export function createGateway(options: GatewayOptions): Gateway {
   const { cursors, persistedQueries } = clientCachesFor(options, keyed, secret);
   // The subscription streams the node:http adapter writes itself (http/sse.ts).
   const streams = new EventStreams({ backlog: options.live.backlog, pingMs: SSE_PING_MS, metrics });
+  let draining = false;
   const yoga = createGatewayYoga(options, {
+    draining: () => draining,
     telemetry,
     cursors,
     persistedQueries,
@@ -231,7 +238,14 @@ export function createGateway(options: GatewayOptions): Gateway {
     upstreams,
     rateLimit,
     live,
-    drain: () => live.close(),
+    startDraining: () => {
+      draining = true;
+    },
+    drain: () => {
+      draining = true;
+      streams.closing(SSE_RETRY_MS);
+      return live.close();
+    },
     close: async () => {
       await live.close();
       await Promise.all([upstreams.close(), redis?.close()]);

@@ -114,8 +114,12 @@ async function serve(configured: Config, { worker, devnet, onDevnet, drainMs }: 
   // A worker's port is the primary's, which prints the banner once all workers listen.
   if (!worker) printBanner(config, (server.address() as AddressInfo).port, onDevnet);
 
-  const stop = drainOnce(server, drainMs, worker, {
-    // Subscription streams complete at once: they would otherwise hold the drain to its deadline.
+  const stop = drainOnce(server, { drainMs, delayMs: config.server.shutdownDelayMs }, worker, {
+    // /readyz answers 503 at once, so that load balancers stop sending requests, which are still
+    // served meanwhile.
+    notReady: () => gateway.startDraining(),
+    // Subscription streams complete (with a retry hint: their clients reconnect elsewhere) when
+    // the drain begins: they would otherwise hold it to its deadline.
     begin: () => void gateway.drain(),
     close: async () => {
       logger.flush();
@@ -130,19 +134,31 @@ async function serve(configured: Config, { worker, devnet, onDevnet, drainMs }: 
 }
 
 /**
- * The drain, at most once whatever asks for it: stop accepting, complete every subscription
- * stream, finish what is in flight, close the gateway, exit 0; whatever still runs after `drainMs` is cut off and the process exits 1.
+ * The drain, at most once whatever asks for it: not ready at once, still serving for `delayMs`
+ * (SHUTDOWN_DELAY_MS), then stop accepting, complete every subscription stream, finish what is in
+ * flight, close the gateway, exit 0; whatever still runs `drainMs` after the drain began is cut
+ * off and the process exits 1.
  */
 function drainOnce(
   server: Server,
-  drainMs: number,
+  { drainMs, delayMs }: { drainMs: number; delayMs: number },
   worker: WorkerLink | null,
-  steps: { begin(): void; close(): Promise<void> },
+  steps: { notReady(): void; begin(): void; close(): Promise<void> },
 ) {
   let stopping = false;
   return (signal: string) => {
     if (stopping) return;
     stopping = true;
+    steps.notReady();
+    if (delayMs > 0) {
+      console.log(
+        `${worker ? `worker ${worker.id}: ` : ''}${signal}: not ready; serving for ${delayMs} ms more`,
+      );
+    }
+    setTimeout(() => drain(signal), delayMs);
+  };
+
+  function drain(signal: string) {
     steps.begin();
     // close() stops accepting and calls back once in-flight requests have finished.
     server.close(async () => {
@@ -163,7 +179,7 @@ function drainOnce(
       server.closeAllConnections();
       process.exit(1);
     }, drainMs).unref();
-  };
+  }
 }
 
 /** The startup banner: plain text for the person who started the process, not a log line. */

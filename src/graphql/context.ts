@@ -12,6 +12,11 @@ export interface Context {
   loaders: Loaders;
   /** The highest query cost this request may have. */
   maxComplexity: number;
+  /**
+   * The block height a reconnecting subscriber last received (its EventSource's Last-Event-ID):
+   * `blockAdded` starts with the blocks after it. Null for a new subscriber.
+   */
+  resumeAfter: number | null;
   /** Counts an upstream enum value the graph answered as UNSPECIFIED (see /metrics). */
   unknownEnumValue(enumName: string): void;
   /** The gateway's live updates, where subscription fields open their streams. */
@@ -28,6 +33,11 @@ export interface Context {
 /** The token explorer reads go with: the caller's, else the server's EXPLORER_TOKEN; null: none. */
 export const explorerTokenOf = (ctx: Pick<Context, 'callerToken' | 'explorerToken'>): string | null =>
   ctx.callerToken ?? ctx.explorerToken;
+
+/** A Last-Event-ID the gateway gave out (a block's height), or null: anything else is ignored. */
+export function resumeAfter(header: string | null): number | null {
+  return header && /^\d{1,15}$/.test(header) ? Number(header) : null;
+}
 
 /** The token of an `Authorization: Bearer <token>` header; null for no header or another scheme. */
 export function bearerToken(header: string | null): string | null {

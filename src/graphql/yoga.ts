@@ -14,7 +14,7 @@ import type { RedisStore } from '../scale/redis.js';
 import type { CursorCodec } from '../schema/cursors.js';
 import { schema } from '../schema/index.js';
 import type { Upstreams } from '../upstream/index.js';
-import { bearerToken, type Context } from './context.js';
+import { bearerToken, type Context, resumeAfter } from './context.js';
 import { EXAMPLE_QUERY, graphiqlPageOptions } from './graphiql.js';
 import { Loaders, type ValidatorCache } from './loaders.js';
 import { automaticPersistedQueries, type PersistedQueryStore } from './plugins/apq.js';
@@ -45,6 +45,8 @@ export interface YogaParts {
   cursors: CursorCodec;
   /** Apollo's automatic persisted queries; null with a persisted-operations manifest. */
   persistedQueries: PersistedQueryStore | null;
+  /** Whether the process is shutting down (`/readyz` answers 503). */
+  draining: () => boolean;
 }
 
 /**
@@ -76,6 +78,7 @@ function pipeline(options: GatewayOptions, parts: YogaParts): Plugin[] {
       scrape: options.scrapeMetrics,
       redis: parts.redis,
       live: parts.live,
+      draining: parts.draining,
     }),
     // Either a manifest says which operations run, or clients register theirs (Apollo's APQ).
     ...(persisted ? [usePersistedOnly(persisted)] : []),
@@ -110,13 +113,14 @@ function pipeline(options: GatewayOptions, parts: YogaParts): Plugin[] {
           scope: { signal },
         }),
         maxComplexity: member.maxComplexity,
+        resumeAfter: member.resumeAfter,
         unknownEnumValue: member.unknownEnumValue,
         live: member.live,
         // The hub ends a group that falls behind by ending its events (live-groups.ts).
         stream: { cut: () => {} },
         cursors: member.cursors,
       }),
-      polledAt: (payload) => parts.live.polledAt(payload),
+      stampOf: (payload) => parts.live.stampOf(payload),
       mask: (error) => maskGatewayError(error, INTERNAL_MESSAGE) as GraphQLError,
     }),
   ];
@@ -161,6 +165,7 @@ export function createGatewayYoga(options: GatewayOptions, parts: YogaParts): Ga
         scope: { signal: request.signal, trace: traceOf(request) },
       }),
       maxComplexity: options.limits.complexity,
+      resumeAfter: resumeAfter(request.headers.get('last-event-id')),
       unknownEnumValue,
       live: parts.live,
       // A subscriber that stops reading is cut off: its connection closed. The node:http adapter

@@ -14,6 +14,8 @@ export interface OperationalEndpointsOptions {
   redis?: RedisStore | null;
   /** Who polls each live source this process has subscribers for (on `/readyz`). */
   live?: LiveUpdates;
+  /** Whether the process is shutting down: `/readyz` then answers 503 at once. */
+  draining?: () => boolean;
 }
 
 /** Sources by their public names: a credential's hash stays out of the answer. */
@@ -74,7 +76,8 @@ function readiness({
 
 /**
  * `/healthz`: the process is up. `/readyz`: 200 only when every upstream answers (one shared
- * check a second, see `readiness`). `/metrics`: Prometheus text.
+ * check a second, see `readiness`), and 503 from the moment the process starts shutting down.
+ * `/metrics`: Prometheus text.
  */
 export function useOperationalEndpoints({
   upstreams,
@@ -82,11 +85,13 @@ export function useOperationalEndpoints({
   scrape = () => metrics.registry.metrics(),
   redis = null,
   live,
+  draining = () => false,
 }: OperationalEndpointsOptions): Plugin {
   const ready = readiness({ upstreams, redis, live });
   return {
     async onRequest({ url, endResponse }) {
       if (url.pathname === '/healthz') endResponse(json(200, { status: 'ok' }));
+      else if (url.pathname === '/readyz' && draining()) endResponse(json(503, { status: 'draining' }));
       else if (url.pathname === '/readyz') {
         const { status, text } = await ready.forceFetch('check');
         endResponse(new Response(text, { status, headers: { 'content-type': 'application/json' } }));

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ExecutionResult, GraphQLError, getOperationAST } from 'graphql';
 import { getSSEProcessor, isAsyncIterable } from 'graphql-yoga';
-import type { LiveMember, LiveSink } from '../graphql/plugins/live-groups.js';
+import type { Delivery, LiveMember, LiveSink } from '../graphql/plugins/live-groups.js';
 import type { GatewayMetrics } from '../ops/metrics.js';
 import {
   attachTrace,
@@ -38,6 +38,9 @@ export interface EventStreamOptions {
 
 /** Yoga's ping interval: a comment on every open stream, so that proxies keep it open. */
 export const SSE_PING_MS = 12_000;
+
+/** How long a client whose stream ended at a shutdown waits before reconnecting (EventSource's `retry:`). */
+export const SSE_RETRY_MS = 1_000;
 
 const PING = ':\n\n';
 const COMPLETE = 'event: complete\ndata:\n\n';
@@ -76,12 +79,18 @@ function resultJson(result: ExecutionResult): string {
   });
 }
 
-/** One frame per result, whichever streams it goes to: a group's event is serialized once. */
+/**
+ * One frame per result, whichever streams it goes to: a group's event is serialized once. An event
+ * a client can resume after carries its `id:` (a block's height), which EventSource sends back as
+ * Last-Event-ID when it reconnects.
+ */
 const frames = new WeakMap<ExecutionResult, Buffer>();
-function frameOf(result: ExecutionResult): Buffer {
+function frameOf({ result, id }: Delivery): Buffer {
   let frame = frames.get(result);
   if (!frame) {
-    frame = Buffer.from(`event: next\ndata: ${resultJson(result)}\n\n`);
+    frame = Buffer.from(
+      `${id === undefined ? '' : `id: ${id}\n`}event: next\ndata: ${resultJson(result)}\n\n`,
+    );
     frames.set(result, frame);
   }
   return frame;
@@ -89,47 +98,52 @@ function frameOf(result: ExecutionResult): Buffer {
 
 /** One subscriber's socket, written at its pace: events wait (shared frames) up to LIVE_BACKLOG. */
 class EventStream implements LiveSink {
-  private readonly waiting: [ExecutionResult, number][] = [];
+  private readonly waiting: Delivery[] = [];
   private completing = false;
 
   constructor(
     private readonly res: ServerResponse,
-    private readonly options: EventStreamOptions,
+    private readonly options: EventStreamOptions & { retryMs(): number | null },
   ) {
     res.on('drain', () => this.flush());
   }
 
-  deliver(result: ExecutionResult, polledAt: number): void {
+  deliver(delivery: Delivery): void {
     if (this.res.destroyed || this.completing) return;
-    if (this.waiting.length === 0 && !this.res.writableNeedDrain) this.write(result, polledAt);
+    if (this.waiting.length === 0 && !this.res.writableNeedDrain) this.write(delivery);
     else if (this.waiting.length >= this.options.backlog) {
       // A reader that stopped: cut, holding no more than LIVE_BACKLOG events for it.
       this.options.metrics.observeCut();
       this.waiting.length = 0;
       this.res.destroy();
-    } else this.waiting.push([result, polledAt]);
+    } else this.waiting.push(delivery);
   }
 
   complete(): void {
     this.completing = true;
-    if (this.waiting.length === 0) this.res.end(COMPLETE);
+    if (this.waiting.length === 0) this.end();
+  }
+
+  /** The stream's end: at a shutdown, a `retry:` hint first, so that the client reconnects elsewhere. */
+  private end(): void {
+    const retry = this.options.retryMs();
+    this.res.end(retry === null ? COMPLETE : `retry: ${retry}\n\n${COMPLETE}`);
   }
 
   ping(): void {
     if (this.waiting.length === 0 && !this.res.writableNeedDrain && !this.res.destroyed) this.res.write(PING);
   }
 
-  private write(result: ExecutionResult, polledAt: number): void {
-    this.res.write(frameOf(result));
-    this.options.metrics.observeDelivery((Date.now() - polledAt) / 1000);
+  private write(delivery: Delivery): void {
+    this.res.write(frameOf(delivery));
+    this.options.metrics.observeDelivery((Date.now() - delivery.polledAt) / 1000);
   }
 
   private flush(): void {
     while (this.waiting.length > 0 && !this.res.writableNeedDrain && !this.res.destroyed) {
-      const [result, polledAt] = this.waiting.shift() as [ExecutionResult, number];
-      this.write(result, polledAt);
+      this.write(this.waiting.shift() as Delivery);
     }
-    if (this.completing && this.waiting.length === 0 && !this.res.writableEnded) this.res.end(COMPLETE);
+    if (this.completing && this.waiting.length === 0 && !this.res.writableEnded) this.end();
   }
 }
 
@@ -137,12 +151,19 @@ class EventStream implements LiveSink {
 export class EventStreams {
   private readonly open = new Set<EventStream>();
   private timer: NodeJS.Timeout | null = null;
+  /** Set once the process shuts down: the `retry:` hint every stream ends with from then on. */
+  private retryMs: number | null = null;
 
   constructor(readonly options: EventStreamOptions) {}
 
+  /** The process is shutting down: streams that end from now on tell their clients to reconnect. */
+  closing(retryMs: number): void {
+    this.retryMs = retryMs;
+  }
+
   /** Streams a member's events to `res` until either ends. */
   stream(res: ServerResponse, member: LiveMember, onClose: () => void): void {
-    const stream = new EventStream(res, this.options);
+    const stream = new EventStream(res, { ...this.options, retryMs: () => this.retryMs });
     this.open.add(stream);
     if (!this.timer) {
       this.timer = setInterval(() => {

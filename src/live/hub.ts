@@ -12,6 +12,16 @@ import type { Source } from './sources.js';
  * ends and its connection is closed, so a stalled reader never holds more than that.
  */
 
+/** When a value's poll was answered, and its event's id (blocks: the height) if it has one. */
+export interface Stamp {
+  polledAt: number;
+  id: string | undefined;
+}
+
+/** An event's id, for the events a client can resume after (SSE's Last-Event-ID): a block's height. */
+const eventId = (event: LiveEvent): string | undefined =>
+  event.kind === 'block' ? String(event.block.height) : undefined;
+
 export interface HubOptions extends PollerOptions {
   /** LIVE_BACKLOG: events waiting for one subscriber before it is cut off. */
   backlog: number;
@@ -38,8 +48,8 @@ interface Feed {
 export class LiveHub {
   private readonly feeds = new Map<string, Feed>();
   private readonly polls = new EventEmitter();
-  /** The poll time of each value handed out, while the value lives: delivery is timed where it is written. */
-  private readonly stamps = new WeakMap<object, number>();
+  /** The stamp of each value handed out, while the value lives: delivery is timed where it is written. */
+  private readonly stamps = new WeakMap<object, Stamp>();
   private closed = false;
 
   constructor(private readonly options: HubOptions) {
@@ -47,9 +57,17 @@ export class LiveHub {
     this.options = { ...options, polled: (label, result) => this.polls.emit(label, result) };
   }
 
-  /** When the poll that found a value this hub handed out was answered (ms since the epoch). */
-  polledAt(value: unknown): number | undefined {
+  /**
+   * What is known of a value this hub handed out: when the poll that found it was answered (ms
+   * since the epoch), and the event's id where events have an order a client can resume from.
+   */
+  stampOf(value: unknown): Stamp | undefined {
     return typeof value === 'object' && value !== null ? this.stamps.get(value) : undefined;
+  }
+
+  /** Records a value's stamp (a value handed out by a replay, too). */
+  stamp(value: object, polledAt: number, id: string | undefined): void {
+    this.stamps.set(value, { polledAt, id });
   }
 
   /** Resolves when the next poll of a source (by label: blocks, validators, failed) ends, with how it went. */
@@ -83,7 +101,7 @@ export class LiveHub {
       offer: (event) => {
         const value = options.accept(event);
         if (value === undefined || done) return;
-        if (typeof value === 'object' && value !== null) this.stamps.set(value, event.polledAt);
+        if (typeof value === 'object' && value !== null) this.stamp(value, event.polledAt, eventId(event));
         if (waiting) {
           waiting({ value, done: false });
           waiting = null;

@@ -13,8 +13,15 @@ import type {
   ValidatorStatistics,
 } from '../upstream/models.js';
 import { LocalBus, RedisBus } from './bus.js';
-import { LiveHub } from './hub.js';
-import { blockSource, explorerAccepts, failedSource, type Source, validatorSource } from './sources.js';
+import { LiveHub, type Stamp } from './hub.js';
+import {
+  blockAt,
+  blockSource,
+  explorerAccepts,
+  failedSource,
+  type Source,
+  validatorSource,
+} from './sources.js';
 
 /**
  * Live updates (contract.md §6): the upstreams push nothing, so the gateway polls each source once
@@ -66,7 +73,7 @@ export class LiveUpdates {
   private readonly validators: Source<unknown>;
 
   constructor(
-    settings: LiveSettings,
+    private readonly settings: LiveSettings,
     private readonly deps: LiveDeps,
   ) {
     const bus = deps.redis
@@ -83,11 +90,58 @@ export class LiveUpdates {
     this.validators = validatorSource(deps.upstreams, deps.validatorsRead) as Source<unknown>;
   }
 
-  blockAdded(stream: StreamOptions): AsyncIterableIterator<Block> {
-    return this.hub.subscribe(this.blocks, {
+  /**
+   * Every new block; after `resumeAfter` (the height a reconnecting client last received, SSE's
+   * Last-Event-ID), first the blocks it missed, at most LIVE_CATCH_UP of them, read from the search
+   * service, then the live ones above them: a stream that moved to another instance misses nothing.
+   */
+  blockAdded(stream: StreamOptions, resumeAfter: number | null = null): AsyncIterableIterator<Block> {
+    const live = this.hub.subscribe(this.blocks, {
       ...stream,
-      accept: (event) => (event.kind === 'block' ? event.block : undefined),
+      accept: (event) =>
+        event.kind === 'block' && (resumeAfter === null || event.block.height > resumeAfter)
+          ? event.block
+          : undefined,
     });
+    return resumeAfter === null ? live : this.resumed(live, resumeAfter);
+  }
+
+  /**
+   * The blocks after `after` read from the search service, then `live`'s above them. A plain
+   * iterator, not an async generator: ending it ends `live` at once, even while it waits for a block.
+   */
+  private resumed(live: AsyncIterableIterator<Block>, after: number): AsyncIterableIterator<Block> {
+    const missed: Block[] = [];
+    let last = after;
+    const replay = async () => {
+      for (let i = 0; i < this.settings.catchUp; i++) {
+        const block = await blockAt(this.deps.upstreams, last + 1, {});
+        if (!block) return;
+        this.hub.stamp(block, Date.now(), String(block.height));
+        missed.push(block);
+        last = block.height;
+      }
+    };
+    // A replay the search service fails goes no further: the live blocks follow what was read.
+    let replayed: Promise<void> | null = null;
+    const iterator: AsyncIterableIterator<Block> = {
+      next: async () => {
+        replayed ??= replay().catch(() => undefined);
+        await replayed;
+        const block = missed.shift();
+        if (block) return { value: block, done: false };
+        for (;;) {
+          const next = await live.next();
+          if (next.done || next.value.height > last) return next;
+        }
+      },
+      return: async () => {
+        missed.length = 0;
+        return (await live.return?.()) ?? { value: undefined, done: true };
+      },
+      [Symbol.asyncIterator]: () => iterator,
+    };
+    return iterator;
   }
 
   /** Every validator whose data changed, or only the one known by `address` (any of its addresses, either encoding). */
@@ -125,9 +179,9 @@ export class LiveUpdates {
     });
   }
 
-  /** When the poll that found a value a subscription stream handed out was answered. */
-  polledAt(value: unknown): number | undefined {
-    return this.hub.polledAt(value);
+  /** When the poll that found a value a subscription stream handed out was answered, and its event id. */
+  stampOf(value: unknown): Stamp | undefined {
+    return this.hub.stampOf(value);
   }
 
   close(): Promise<void> {

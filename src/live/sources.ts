@@ -25,7 +25,7 @@ export interface Source<S> {
 }
 
 /** A block by height through the search service's suggestions (the exact height comes first). */
-async function blockAt(upstreams: Upstreams, height: number, scope: CallScope): Promise<Block | null> {
+export async function blockAt(upstreams: Upstreams, height: number, scope: CallScope): Promise<Block | null> {
   const suggestions = await upstreams.scan.suggestions(String(height), scope);
   return suggestions.blocks.find((b) => b.height === height) ?? null;
 }

@@ -28,8 +28,9 @@ builder.subscriptionFields((t) => ({
     type: BlockRef,
     complexity: UPSTREAM_COST,
     cacheScope: 'public',
-    description: 'Every new block, in height order, none skipped.',
-    subscribe: (_root, _args, ctx) => ctx.live.blockAdded(ctx.stream),
+    description:
+      'Every new block, in height order, none skipped. Over SSE each event carries its height as `id:`; a client that reconnects with `Last-Event-ID` (EventSource does) first gets the blocks it missed.',
+    subscribe: (_root, _args, ctx) => ctx.live.blockAdded(ctx.stream, ctx.resumeAfter),
     resolve: fresh,
   }),
   failedTransactionAdded: t.field({

@@ -43,16 +43,18 @@ import { operationFact } from './prepared.js';
  */
 
 /** One event as every member of a group gets it. */
-interface Delivery {
+export interface Delivery {
   result: ExecutionResult;
   /** When the poll that found the event was answered (ms since the epoch). */
   polledAt: number;
+  /** The event's id a client can resume after (SSE's `id:`), where events have one. */
+  id: string | undefined;
 }
 
 /** A transport that writes a member's events itself, at its socket's pace (http/sse.ts). */
 export interface LiveSink {
   /** One event, in order; the sink keeps at most LIVE_BACKLOG of them waiting, then cuts. */
-  deliver(result: ExecutionResult, polledAt: number): void;
+  deliver(delivery: Delivery): void;
   /** The group's source ended: the stream completes. */
   complete(): void;
 }
@@ -87,12 +89,12 @@ export class LiveMember implements AsyncIterableIterator<ExecutionResult> {
   /** Pushes every event from now on (and any waiting) to `sink`. */
   attach(sink: LiveSink): void {
     this.sink = sink;
-    for (const { result, polledAt } of this.queue.splice(0)) sink.deliver(result, polledAt);
+    for (const delivery of this.queue.splice(0)) sink.deliver(delivery);
   }
 
   offer(delivery: Delivery): void {
     if (this.done) return;
-    if (this.sink) this.sink.deliver(delivery.result, delivery.polledAt);
+    if (this.sink) this.sink.deliver(delivery);
     else if (this.waiting) {
       this.options.metrics.observeDelivery((Date.now() - delivery.polledAt) / 1000);
       this.waiting({ value: delivery.result, done: false });
@@ -151,7 +153,7 @@ interface GroupOptions {
   events: AsyncIterator<unknown>;
   /** Executes the operation for one event. */
   run(payload: unknown): Promise<ExecutionResult>;
-  polledAt(payload: unknown): number;
+  stampOf(payload: unknown): { polledAt: number; id: string | undefined };
   /** Told once the group ended (its last member left, or its source ended). */
   ended(): void;
   /** The source's label for metrics (blocks, validators, failed). */
@@ -180,12 +182,12 @@ export class LiveGroup {
 
   /** Reads the source's events until it ends: each executed once, handed to every member. */
   async pump(): Promise<void> {
-    const { events, run, polledAt, metrics, source } = this.options;
+    const { events, run, stampOf, metrics, source } = this.options;
     try {
       for (let next = await events.next(); !next.done && !this.closed; next = await events.next()) {
         const result = await run(next.value);
         metrics.observeLiveExecution(source);
-        const delivery = { result, polledAt: polledAt(next.value) };
+        const delivery = { result, ...stampOf(next.value) };
         for (const member of this.members) member.offer(delivery);
       }
     } finally {
@@ -284,8 +286,8 @@ export interface LiveGroupsOptions {
   metrics: GatewayMetrics;
   /** The context a group executes in: the first member's, with loaders of its own and no request. */
   groupContext(member: Context, signal: AbortSignal): Context;
-  /** When the poll that found an event's payload was answered. */
-  polledAt(payload: unknown): number | undefined;
+  /** When the poll that found an event's payload was answered, and the event's id if it has one. */
+  stampOf(payload: unknown): { polledAt: number; id: string | undefined } | undefined;
   /** Masks an error as Yoga's error masking does, so that every transport writes the same bytes. */
   mask(error: GraphQLError): GraphQLError;
 }
@@ -321,7 +323,7 @@ class LiveGroups {
         const result = (await execute({ ...groupArgs, rootValue: payload })) as ExecutionResult;
         return result.errors ? { ...result, errors: result.errors.map((e) => options.mask(e)) } : result;
       },
-      polledAt: (payload) => options.polledAt(payload) ?? Date.now(),
+      stampOf: (payload) => options.stampOf(payload) ?? { polledAt: Date.now(), id: undefined },
       ended: () => {
         controller.abort();
         if (this.groups.get(key) === group) this.groups.delete(key);
@@ -356,7 +358,13 @@ class LiveGroups {
     const token = shape.private ? explorerTokenOf(args.contextValue as Context) : null;
     const credential = token === null ? '' : createHash('sha256').update(token).digest('base64url');
     const variables = canonical(args.variableValues ?? {});
-    return { key: `${credential}\u0000${args.operationName ?? ''}\u0000${variables}\u0000${text}`, shape };
+    // Subscribers resuming after the same event (clients of an instance that shut down) share a
+    // group too: they missed the same events.
+    const resume = (args.contextValue as Context).resumeAfter ?? '';
+    return {
+      key: `${credential}\u0000${resume}\u0000${args.operationName ?? ''}\u0000${variables}\u0000${text}`,
+      shape,
+    };
   }
 
   async subscribe(args: ExecutionArgs, original: SubscribeFn) {
