@@ -18,6 +18,8 @@ export type DevnetDialect = 'spec' | 'kratos';
 
 export interface DevnetConfig {
   seed: string;
+  /** DEVNET_HOST: where the three services listen (0.0.0.0 for other containers to reach them). */
+  host: string;
   token: string;
   ports: { scan: number; explorer: number; stake: number };
   /** `spec`: upstream-api.md's snake_case; `kratos`: the production services' protojson (real-upstreams.md). */
@@ -430,6 +432,7 @@ export function loadDevnetConfig(env: Env = process.env): DevnetConfig {
   const devnetDialect = dialect(env);
   return Object.freeze({
     seed: env.DEVNET_SEED || 'devnet',
+    host: env.DEVNET_HOST || '127.0.0.1',
     token: env.DEVNET_TOKEN || 'devnet-token',
     ports: Object.freeze({
       scan: int(env, 'SCAN_PORT', 4101, 0, 65_535),

@@ -170,7 +170,8 @@ function responseCacheFor(
 }
 
 /** The whole gateway, buildable without a socket (tests call `gateway.yoga.fetch`). */
-export function createGateway(options: GatewayOptions): Gateway {
+/** The upstream clients and the metrics that observe them. */
+function observedUpstreams(options: GatewayOptions): { metrics: GatewayMetrics; upstreams: Upstreams } {
   // Metrics and upstreams refer to each other (upstream calls are observed, circuits are scraped);
   // each reads the other only once both exist.
   const metrics: GatewayMetrics = new GatewayMetrics(() => upstreams.circuits());
@@ -185,6 +186,11 @@ export function createGateway(options: GatewayOptions): Gateway {
       halfOpenAfterMs: options.circuitHalfOpenMs,
     },
   });
+  return { metrics, upstreams };
+}
+
+export function createGateway(options: GatewayOptions): Gateway {
+  const { metrics, upstreams } = observedUpstreams(options);
   const telemetry: Telemetry = { metrics, logger: options.logger ?? pino({ level: 'silent' }) };
   const { redis, shared, keyed } = connectRedis(options, telemetry);
   const rateLimit = rateLimitFor(options, telemetry, redis);

@@ -38,6 +38,12 @@ describe('loadConfig', () => {
     });
   });
 
+  it('serves on for SHUTDOWN_DELAY_MS after SIGTERM: 5 s in production, none by default otherwise', () => {
+    expect(loadConfig({ NODE_ENV: 'production' }).server.shutdownDelayMs).toBe(5_000);
+    expect(loadConfig({}).server.shutdownDelayMs).toBe(0);
+    expect(loadConfig({ NODE_ENV: 'production', SHUTDOWN_DELAY_MS: '0' }).server.shutdownDelayMs).toBe(0);
+  });
+
   it('reads the server limits and document caches, with the defaults a reverse proxy would set', () => {
     const config = loadConfig({ HEADERS_TIMEOUT_MS: '2000', MAX_CONNECTIONS: '10', COMPILE_AFTER: '0' });
     expect(config.server).toEqual({
@@ -45,6 +51,7 @@ describe('loadConfig', () => {
       requestTimeoutMs: 30_000,
       keepAliveTimeoutMs: 5_000,
       maxConnections: 10,
+      shutdownDelayMs: 0,
     });
     expect(config.documents).toEqual({
       maxEntries: 1_000,
