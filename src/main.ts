@@ -53,7 +53,8 @@ async function main(config: Config): Promise<void> {
     runPrimary({
       workers: config.scale.workers,
       devnet: onDevnet,
-      drainMs,
+      // The workers serve on for SHUTDOWN_DELAY_MS before their drain's deadline starts.
+      drainMs: config.server.shutdownDelayMs + drainMs,
       listening: (port) => printBanner(config, port, onDevnet),
       close: async () => {
         await devnet?.close();
