@@ -18,8 +18,9 @@
  * generator: this machine has two) and WORKERS=1 with REDIS_URL (a redis-server started for the run,
  * on core 1), and reports each one's req/s as a ratio to the plain gateway's (out: scale.json).
  *
- * `--live` runs, instead, live updates under load (test/bench/live.ts): 1, 40 and --subscribers
- * (default 10,000) `blockAdded` subscribers on one gateway, then 1,000 over two on Redis (out: live.json).
+ * `--live` runs, instead, live updates under load (test/bench/live.ts) against their floor, bare
+ * node:http (test/bench/sse-floor.ts): `--only A,B,C,D` (default), R; --subscribers, --blocks,
+ * --block-ms, --poll-ms, --duration (D, default 180), --groups, --targets, --target (out: live.json).
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -28,7 +29,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { generate } from '../../src/devnet/data.js';
 import { startRedis } from '../support/redis.js';
-import { runLive } from './live.js';
+import { formatLiveTable, liveOptions, runLive } from './live.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const SEED = 'bench';
@@ -154,7 +155,12 @@ const pinned = (cores: number | string, command: string, args: string[]) =>
   hasTaskset ? (['taskset', ['-c', String(cores), command, ...args]] as const) : ([command, args] as const);
 
 /** Starts `node <args>` pinned to cores (`0`, or `0,1`); TypeScript entry points run under tsx. */
-function startProcess(cores: number | string, args: string[], env: Record<string, string>, ipc = false) {
+export function startProcess(
+  cores: number | string,
+  args: string[],
+  env: Record<string, string>,
+  ipc = false,
+) {
   const loader = args.some((a) => a.endsWith('.ts')) ? ['--import', 'tsx'] : [];
   const [command, argv] = pinned(cores, process.execPath, [...loader, ...args]);
   const child = spawn(command, [...argv], {
@@ -319,7 +325,9 @@ export async function startBenchDevnet() {
 }
 
 /** The V8 flags `npm start` gives the gateway. */
-const START_FLAGS = (JSON.parse(readFileSync(resolve(ROOT, 'package.json'), 'utf8')).scripts.start as string)
+export const START_FLAGS = (
+  JSON.parse(readFileSync(resolve(ROOT, 'package.json'), 'utf8')).scripts.start as string
+)
   .split(' ')
   .filter((word) => word.startsWith('--'));
 
@@ -713,13 +721,13 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1
       : mode === 'flood'
         ? await runFlood(options, console.log, cliOption('target', 'dist'))
         : mode === 'live'
-          ? await runLive(Number(cliOption('subscribers', '10000')))
+          ? await runLive(liveOptions())
           : await runBenchmark(options);
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
   const table =
-    'spreadMs' in result
-      ? `live: ${result.subscribers} subscribers, ${result.rssMbWithStreams} MB RSS, ${result.cpuUsPerDeliveredEvent} µs CPU per delivered event`
+    'live' in result
+      ? formatLiveTable(result)
       : 'ratio' in result
         ? `unique documents at ${result.ratio} of the repeated document's req/s; peak RSS ${result.peakRssMb} MB`
         : 'peakRssMb' in result
