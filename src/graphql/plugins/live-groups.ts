@@ -6,7 +6,7 @@ import {
   type ExecutionResult,
   execute,
   type FragmentDefinitionNode,
-  type GraphQLError,
+  GraphQLError,
   type GraphQLNamedType,
   type GraphQLSchema,
   getNamedType,
@@ -319,8 +319,13 @@ class LiveGroups {
     if (!isAsyncIterable(events)) return events;
     const group: LiveGroup = new LiveGroup({
       events: events[Symbol.asyncIterator](),
+      // An event that fails to execute is its members' error, masked; the stream goes on.
       run: async (payload) => {
-        const result = (await execute({ ...groupArgs, rootValue: payload })) as ExecutionResult;
+        const result = await Promise.resolve(execute({ ...groupArgs, rootValue: payload })).catch(
+          (error: unknown): ExecutionResult => ({
+            errors: [new GraphQLError(String(error), { originalError: error as Error })],
+          }),
+        );
         return result.errors ? { ...result, errors: result.errors.map((e) => options.mask(e)) } : result;
       },
       stampOf: (payload) => options.stampOf(payload) ?? { polledAt: Date.now(), id: undefined },
@@ -337,14 +342,15 @@ class LiveGroups {
 
   /** A subscriber's place in `group`, taken over by its transport when that writes streams itself. */
   private join(group: LiveGroup, args: ExecutionArgs): LiveMember {
-    const context = args.contextValue as Context & { stream: MemberHandle };
+    // Only the stream handle is kept: the member outlives its request's context (loaders and all).
+    const { stream } = args.contextValue as Context & { stream: MemberHandle };
     const member = new LiveMember(group, {
       backlog: this.options.backlog,
       metrics: this.options.metrics,
-      cut: () => context.stream.cut(),
+      cut: () => stream.cut(),
     });
     group.join(member);
-    context.stream.adopt?.(member);
+    stream.adopt?.(member);
     return member;
   }
 
@@ -392,7 +398,8 @@ class LiveGroups {
     const member = this.join(opened, args);
     settle(opened);
     this.options.metrics.subscriptionGroups.set(this.countOpen());
-    void opened.pump();
+    // A source that fails ends its group: the members' streams complete (pump's finally).
+    opened.pump().catch(() => undefined);
     return member;
   }
 }
