@@ -1,4 +1,4 @@
-import type { LiveUpdates, StreamOptions } from '../live/index.js';
+import type { LiveUpdates } from '../live/index.js';
 import type { CursorCodec } from '../schema/cursors.js';
 import type { Loaders } from './loaders.js';
 import type { MemberHandle } from './plugins/live-groups.js';
@@ -25,7 +25,7 @@ export interface Context {
    * What a subscription stream of this request needs: how to close its connection, and, when its
    * transport writes streams itself (http/sse.ts), how it takes over the subscriber's group member.
    */
-  stream: StreamOptions & MemberHandle;
+  stream: MemberHandle;
   /** The deployment's page cursors: made from the upstreams' keys, taken back signed. */
   cursors: CursorCodec;
 }

@@ -7,6 +7,7 @@ import type { GatewayOptions } from '../gateway.js';
 import { type CorsPolicy, useAnswers } from '../http/answer.js';
 import { useRequestBodyLimit } from '../http/body-limit.js';
 import { useOperationalEndpoints } from '../http/endpoints.js';
+import { StreamHandle } from '../http/sse.js';
 import type { LiveUpdates } from '../live/index.js';
 import { yogaLogger } from '../ops/logger.js';
 import { type Telemetry, traceOf } from '../ops/request-trace.js';
@@ -170,9 +171,7 @@ export function createGatewayYoga(options: GatewayOptions, parts: YogaParts): Ga
       live: parts.live,
       // A subscriber that stops reading is cut off: its connection closed. The node:http adapter
       // (http/sse.ts) also takes its group member over, to write the stream itself.
-      stream: (sse as Context['stream'] | undefined) ?? {
-        cut: () => (res as ServerResponse | undefined)?.destroy(),
-      },
+      stream: (sse as Context['stream'] | undefined) ?? new StreamHandle(res as ServerResponse | undefined),
       cursors: parts.cursors,
     }),
     plugins: pipeline(options, parts),

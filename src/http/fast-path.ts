@@ -289,6 +289,8 @@ export function createRequestListener(yoga: GatewayYoga, options: ListenerOption
     req.on('error', () => res.destroy());
     req.on('end', () => {
       const body = Buffer.concat(chunks);
+      // A stream's request lives as long as the stream: its chunks need not.
+      chunks.length = 0;
       let params: GraphQLParams | null = null;
       try {
         params = plainParams(JSON.parse(body.toString('utf8')));

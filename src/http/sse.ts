@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ExecutionResult, GraphQLError, getOperationAST } from 'graphql';
 import { getSSEProcessor, isAsyncIterable } from 'graphql-yoga';
-import type { Delivery, LiveMember, LiveSink } from '../graphql/plugins/live-groups.js';
+import type { Delivery, LiveMember, LiveSink, MemberHandle } from '../graphql/plugins/live-groups.js';
 import type { GatewayMetrics } from '../ops/metrics.js';
 import {
   attachTrace,
@@ -103,9 +103,13 @@ class EventStream implements LiveSink {
 
   constructor(
     private readonly res: ServerResponse,
-    private readonly options: EventStreamOptions & { retryMs(): number | null },
+    private readonly streams: EventStreams,
   ) {
     res.on('drain', () => this.flush());
+  }
+
+  private get options(): EventStreamOptions {
+    return this.streams.options;
   }
 
   deliver(delivery: Delivery): void {
@@ -126,7 +130,7 @@ class EventStream implements LiveSink {
 
   /** The stream's end: at a shutdown, a `retry:` hint first, so that the client reconnects elsewhere. */
   private end(): void {
-    const retry = this.options.retryMs();
+    const retry = this.streams.retry;
     this.res.end(retry === null ? COMPLETE : `retry: ${retry}\n\n${COMPLETE}`);
   }
 
@@ -161,9 +165,15 @@ export class EventStreams {
     this.retryMs = retryMs;
   }
 
-  /** Streams a member's events to `res` until either ends. */
-  stream(res: ServerResponse, member: LiveMember, onClose: () => void): void {
-    const stream = new EventStream(res, { ...this.options, retryMs: () => this.retryMs });
+  /** The `retry:` hint streams end with now: null until the process shuts down. */
+  get retry(): number | null {
+    return this.retryMs;
+  }
+
+  /** Streams an adopted member's events to `res` until either ends. */
+  stream(res: ServerResponse, handle: StreamHandle): void {
+    const member = handle.member as LiveMember;
+    const stream = new EventStream(res, this);
     this.open.add(stream);
     if (!this.timer) {
       this.timer = setInterval(() => {
@@ -171,13 +181,16 @@ export class EventStreams {
       }, this.options.pingMs);
       this.timer.unref();
     }
-    res.once('close', () => {
+    // The stream's end (completed, cut, or the client gone): the member leaves its group, and the
+    // subscription caps give their place back.
+    res.on('close', () => {
       this.open.delete(stream);
       if (this.open.size === 0 && this.timer) {
         clearInterval(this.timer);
         this.timer = null;
       }
-      onClose();
+      void member.return();
+      handle.onEnd?.();
     });
     member.attach(stream);
   }
@@ -230,12 +243,11 @@ export async function serveSubscription(request: SubscriptionRequest): Promise<b
   const headers = headersOf(req);
   const trace = startTrace(headers.get);
   const cancel = new Cancellation();
-  res.once('close', () => cancel.abort(new Error('client disconnected')));
+  const abort = () => cancel.abort(new Error('client disconnected'));
+  res.on('close', abort);
   const fetchLike = { headers, signal: cancel };
   attachTrace(fetchLike, trace);
-  let adopted: LiveMember | null = null;
-  // The context's stream: a stalled Yoga-path reader is cut through it; a group member is adopted.
-  const sse = { cut: () => res.destroy(), adopt: (member: LiveMember) => (adopted = member) };
+  const sse = new StreamHandle(res);
   const envelope = yoga.getEnveloped({ request: fetchLike, params, req, res, sse });
   const common = cors.headers(headers.get('origin'), trace.requestId);
   const once = (result: unknown) =>
@@ -264,17 +276,36 @@ export async function serveSubscription(request: SubscriptionRequest): Promise<b
     throw error;
   }
   if (!isAsyncIterable(result)) return once(result);
-  const iterator = (result as AsyncIterable<ExecutionResult>)[Symbol.asyncIterator]();
-  const member = adopted as LiveMember | null;
-  if (!member || res.destroyed) {
-    // Not grouped (incremental delivery in a subscription): Yoga's own stream writer.
+  if (!sse.member || res.destroyed) {
+    // Not grouped (incremental delivery in a subscription), or already gone: Yoga's own writer.
     return answerByYoga(request, trace, common, result);
   }
   res.writeHead(200, { ...HEADERS, ...common });
   res.write(PING);
   finishTrace(telemetry, trace, 200);
-  // The stream's end (completed, cut, or the client gone) ends the pipeline's view of it too:
-  // its subscription caps give their place back.
-  request.streams.stream(res, member, () => void iterator.return?.());
+  // From here the stream holds nothing of its request: events run in the group's own context, so
+  // the request's signal, trace and context (and the pipeline's iterator over the member) go.
+  res.off('close', abort);
+  request.streams.stream(res, sse);
   return true;
+}
+
+/**
+ * The context's stream handle: a stalled reader is cut through it, the group member adopted, and
+ * what must run at the stream's end (the caps' release) kept. A class, not closures, so that it
+ * holds nothing of the request beyond its response.
+ */
+export class StreamHandle implements MemberHandle {
+  member: LiveMember | null = null;
+  onEnd: (() => void) | undefined = undefined;
+
+  constructor(private readonly res: ServerResponse | undefined) {}
+
+  cut(): void {
+    this.res?.destroy();
+  }
+
+  adopt(member: LiveMember): void {
+    this.member = member;
+  }
 }

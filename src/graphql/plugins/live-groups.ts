@@ -59,16 +59,21 @@ export interface LiveSink {
   complete(): void;
 }
 
-/** What a subscriber's stream may do with its group's member: take it over (http/sse.ts). */
+/**
+ * A subscriber's stream as its transport holds it: how to close its connection (it stopped
+ * reading), and, where the transport writes streams itself (http/sse.ts), how it takes the group
+ * member over and what runs when the stream ends (the subscription caps give their place back).
+ */
 export interface MemberHandle {
+  cut(): void;
   adopt?(member: LiveMember): void;
+  onEnd?: (() => void) | undefined;
 }
 
+/** What every member of a process shares. */
 interface MemberOptions {
   backlog: number;
   metrics: GatewayMetrics;
-  /** Closes the subscriber's connection (it stopped reading). */
-  cut(): void;
 }
 
 /**
@@ -84,6 +89,7 @@ export class LiveMember implements AsyncIterableIterator<ExecutionResult> {
   constructor(
     private readonly group: LiveGroup,
     private readonly options: MemberOptions,
+    private readonly handle: MemberHandle,
   ) {}
 
   /** Pushes every event from now on (and any waiting) to `sink`. */
@@ -103,7 +109,7 @@ export class LiveMember implements AsyncIterableIterator<ExecutionResult> {
       this.options.metrics.observeCut();
       this.queue.length = 0;
       this.leave();
-      this.options.cut();
+      this.handle.cut();
     } else this.queue.push(delivery);
   }
 
@@ -343,12 +349,8 @@ class LiveGroups {
   /** A subscriber's place in `group`, taken over by its transport when that writes streams itself. */
   private join(group: LiveGroup, args: ExecutionArgs): LiveMember {
     // Only the stream handle is kept: the member outlives its request's context (loaders and all).
-    const { stream } = args.contextValue as Context & { stream: MemberHandle };
-    const member = new LiveMember(group, {
-      backlog: this.options.backlog,
-      metrics: this.options.metrics,
-      cut: () => stream.cut(),
-    });
+    const { stream } = args.contextValue as Context;
+    const member = new LiveMember(group, this.options, stream);
     group.join(member);
     stream.adopt?.(member);
     return member;

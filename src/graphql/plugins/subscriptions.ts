@@ -2,6 +2,7 @@ import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import type { LiveConfig } from '../../config.js';
 import { GatewayError } from '../../errors.js';
 import type { GatewayMetrics } from '../../ops/metrics.js';
+import type { Context } from '../context.js';
 import { type ClientIdentity, clientOf } from './rate-limit.js';
 
 /**
@@ -58,6 +59,10 @@ export function useSubscriptionLimits(
         else perClient.delete(client);
         metrics.subscriptions.dec();
       };
+      // A transport that writes the stream itself (http/sse.ts) calls this when it ends; Yoga's
+      // own streams end through the pipeline's onEnd below. Either way, once.
+      const handle = (args.contextValue as Partial<Context>).stream;
+      if (handle?.adopt) handle.onEnd = release;
       return {
         onSubscribeResult: ({ result }) => {
           if (!(Symbol.asyncIterator in (result as object))) {
