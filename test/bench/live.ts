@@ -81,6 +81,12 @@ const VALIDATOR_SELECTIONS = [
   'id operatorAddress moniker description imageUrl tokens bondStatus',
 ];
 const BLOCKS_PER_STEP = 20;
+
+/** The scenarios of plain `blockAdded` streams: A (one document, 10,000) and C (18,000 on one process). */
+const BLOCK_SCENARIOS: Record<string, { title: string; subscribers: number; blocks: number }> = {
+  A: { title: 'blockAdded, one document', subscribers: 10_000, blocks: 20 },
+  C: { title: 'blockAdded, 18,000 streams', subscribers: 18_000, blocks: 10 },
+};
 /** The floor's block frame when no gateway frame was sampled in the run: the same fields and sizes. */
 const SYNTHETIC_BLOCK = `{"data":{"blockAdded":{"height":1,"hash":"0x${'5e'.repeat(32)}","proposer":"biyavalcons1${'q'.repeat(38)}"}}}`;
 
@@ -858,13 +864,14 @@ export async function runLive(
   const { pollMs } = options;
   try {
     for (const id of options.only) {
-      if (id === 'A') {
-        const blocks = options.blocks ?? 20;
+      const plain = BLOCK_SCENARIOS[id];
+      if (plain) {
+        const blocks = options.blocks ?? plain.blocks;
         const every = options.blockMs ?? 1_000;
         const spec = {
           id,
-          title: 'blockAdded, one document',
-          subscribers: count(10_000),
+          title: plain.title,
+          subscribers: count(plain.subscribers),
           events: blocks,
           eventEveryMs: every,
           pollMs,
@@ -890,25 +897,6 @@ export async function runLive(
         };
         result.live.push(
           await validatorScenario(bench, spec, { ...run, bodies: validatorBodies(options.groups) }),
-        );
-      } else if (id === 'C') {
-        const blocks = options.blocks ?? 10;
-        const every = options.blockMs ?? 1_000;
-        const spec = {
-          id,
-          title: 'blockAdded, 18,000 streams',
-          subscribers: count(18_000),
-          events: blocks,
-          eventEveryMs: every,
-          pollMs,
-        };
-        result.live.push(
-          await blockScenario(bench, spec, {
-            subscribers: spec.subscribers,
-            blockMs: every,
-            limit: { count: blocks },
-            drainMs: 60_000,
-          }),
         );
       } else if (id === 'D') {
         const every = options.blockMs ?? 300;

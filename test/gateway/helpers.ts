@@ -81,6 +81,18 @@ export function testSettings(overrides: Partial<GatewayOptions> = {}): Omit<Gate
   return { ...config, ...caches, scale: { ...config.scale, rateLimitPoints: 0 }, ...overrides };
 }
 
+/**
+ * Live updates as the live tests run them: short polls, and room for a file's many subscribers
+ * from one address (the caps have tests of their own).
+ */
+export const liveTestSettings = () => ({
+  ...loadConfig({}).live,
+  pollMs: 20,
+  leaseMs: 1_000,
+  catchUp: 50,
+  maxSubscriptionsPerClient: 1_000,
+});
+
 /** Which dialect and variant the devnet speaks in this test project (see vitest.config.ts). */
 export type DevnetVariant = Pick<DevnetOptions, 'dialect' | 'stakeEnvelope' | 'explorerSuccessCode'>;
 

@@ -3,7 +3,7 @@ import { type AddressInfo, connect } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { until } from '../support/until.js';
-import { useGatewayOnDevnet } from './helpers.js';
+import { liveTestSettings, useGatewayOnDevnet } from './helpers.js';
 
 /**
  * Subscribers in groups (issue 29), over real sockets against the devnet in every dialect: alike
@@ -12,13 +12,7 @@ import { useGatewayOnDevnet } from './helpers.js';
  * node:http adapter writes is byte for byte what Yoga writes.
  */
 
-const live = {
-  ...loadConfig({}).live,
-  pollMs: 20,
-  leaseMs: 1_000,
-  catchUp: 50,
-  maxSubscriptionsPerClient: 1_000,
-};
+const live = liveTestSettings();
 const env = useGatewayOnDevnet({ gateway: { live }, devnet: { extraTokens: ['second-caller'] } });
 env.serveOverHttp();
 
@@ -204,10 +198,10 @@ describe('a subscriber that reconnects', () => {
     const again = await open(env.url, BLOCKS, { 'last-event-id': String(seen) });
     await until(() => again.frames().length === 3);
     await afterPoll('blocks');
-    const live = env.devnet.advance(1).heights;
+    const fresh = env.devnet.advance(1).heights;
     await until(() => again.frames().length === 4);
     const ids = again.frames().map((f) => Number(/^id: (\d+)/.exec(f)?.[1]));
-    expect(ids).toEqual([...missed, ...live]);
+    expect(ids).toEqual([...missed, ...fresh]);
     again.close();
   });
 

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { subscribe } from '../support/sse.js';
 import { until } from '../support/until.js';
-import { readAnswer, useGatewayOnDevnet } from './helpers.js';
+import { liveTestSettings, readAnswer, useGatewayOnDevnet } from './helpers.js';
 
 /**
  * Live updates over real SSE sockets against the devnet, in every dialect (contract.md §6): each
@@ -12,14 +12,7 @@ import { readAnswer, useGatewayOnDevnet } from './helpers.js';
  * whatever the number of subscribers; tokens, caps, stalled readers and outages.
  */
 
-// Short polls, and room for the file's many subscribers from one address (the caps have a test of their own).
-const live = {
-  ...loadConfig({}).live,
-  pollMs: 20,
-  leaseMs: 1_000,
-  catchUp: 50,
-  maxSubscriptionsPerClient: 1_000,
-};
+const live = liveTestSettings();
 const env = useGatewayOnDevnet({
   gateway: { live },
   devnet: { extraTokens: ['second-caller'] },

@@ -70,6 +70,20 @@ describe('persisted operations', () => {
     expect(env.devnet.requests).toHaveLength(0);
   });
 
+  // Looked up by the manifest's own entries only: ids that name members of every JavaScript object
+  // are unknown ids, not a 500 (contract.md §7).
+  it.each(['constructor', '__proto__', 'toString', 'hasOwnProperty', 'sha256:constructor'])(
+    'answers the id %s as an unknown persisted operation, before any upstream call',
+    async (documentId) => {
+      const res = await post({ documentId });
+      expect(res.status).toBe(200);
+      expect(res.body.errors).toEqual([
+        { message: 'Unknown persisted operation.', extensions: { code: 'BAD_USER_INPUT' } },
+      ]);
+      expect(env.devnet.requests).toEqual([]);
+    },
+  );
+
   it('refuses to start on a manifest that is not one', () => {
     expect(() => loadPersistedOperations('/nonexistent.json')).toThrow(/cannot read/);
     expect(() => loadPersistedOperations(new URL('../../package.json', import.meta.url).pathname)).toThrow(
