@@ -194,10 +194,6 @@ export class EventStreams {
     });
     member.attach(stream);
   }
-
-  get size(): number {
-    return this.open.size;
-  }
 }
 
 /** The GraphQL parameters of a request. */

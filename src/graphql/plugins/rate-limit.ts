@@ -116,7 +116,7 @@ export function clientOf(context: unknown, identity: ClientIdentity): string {
 }
 
 /** The most clients whose windows the in-process limiter holds at once (about 100 bytes each). */
-export const MAX_TRACKED_CLIENTS = 100_000;
+const MAX_TRACKED_CLIENTS = 100_000;
 
 /** Where the clients that find the in-process table full are counted, together. */
 const OVERFLOW = '\u0000overflow';
