@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Devnet, startDevnet } from '../src/devnet/index.js';
 import { hasRedis, startRedis, type TestRedis } from './support/redis.js';
-import { type Started, startServerProcess } from './support/server-process.js';
+import { type Started, startLiveGateway } from './support/server-process.js';
 import { type Subscription, subscribe } from './support/sse.js';
 import { until } from './support/until.js';
 
@@ -35,20 +35,8 @@ afterAll(async () => {
   await devnet?.close();
 });
 
-async function startGateway(env: Record<string, string>): Promise<Started> {
-  const started = startServerProcess({
-    SCAN_URL: devnet.urls.scan,
-    EXPLORER_URL: devnet.urls.explorer,
-    STAKE_URL: devnet.urls.stake,
-    LIVE_POLL_MS: String(POLL_MS),
-    LIVE_LEASE_MS: String(LEASE_MS),
-    RATE_LIMIT_POINTS: '0',
-    ...env,
-  });
-  processes.push(started);
-  await started.listening;
-  return started;
-}
+const startGateway = (env: Record<string, string>): Promise<Started> =>
+  startLiveGateway(devnet.urls, { pollMs: POLL_MS, leaseMs: LEASE_MS }, env, processes);
 
 /** The process ids whose block polls reached the devnet (their request ids are `live-blocks-<pid>-<n>`). */
 const pollers = () =>

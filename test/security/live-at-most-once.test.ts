@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Devnet, startDevnet } from '../../src/devnet/index.js';
 import { hasRedis, startRedis, type TestRedis } from '../support/redis.js';
-import { type Started, startServerProcess } from '../support/server-process.js';
+import { type Started, startLiveGateway } from '../support/server-process.js';
 import { type Subscription, subscribe } from '../support/sse.js';
 import { startTcpProxy } from '../support/tcp-proxy.js';
 import { until } from '../support/until.js';
@@ -50,21 +50,13 @@ afterAll(async () => {
   await devnet?.close();
 });
 
-async function startGateway(redisUrl: string): Promise<Started> {
-  const started = startServerProcess({
-    SCAN_URL: devnet.urls.scan,
-    EXPLORER_URL: devnet.urls.explorer,
-    STAKE_URL: devnet.urls.stake,
-    LIVE_POLL_MS: String(POLL_MS),
-    LIVE_LEASE_MS: String(LEASE_MS),
-    RATE_LIMIT_POINTS: '0',
-    REDIS_URL: redisUrl,
-    REDIS_TIMEOUT_MS: '1000',
-  });
-  processes.push(started);
-  await started.listening;
-  return started;
-}
+const startGateway = (redisUrl: string): Promise<Started> =>
+  startLiveGateway(
+    devnet.urls,
+    { pollMs: POLL_MS, leaseMs: LEASE_MS },
+    { REDIS_URL: redisUrl, REDIS_TIMEOUT_MS: '1000' },
+    processes,
+  );
 
 /** The process ids whose validator polls reached the devnet (request ids `live-validators-<pid>-<n>`). */
 const validatorPollers = () =>

@@ -73,3 +73,27 @@ export function startServerProcess(
   };
   return started;
 }
+
+/**
+ * A gateway process on a devnet's URLs as the live tests run it (short polls and leases, no rate
+ * limit), listening; `env` adds to or overrides it. `started` collects it for the file's cleanup.
+ */
+export async function startLiveGateway(
+  urls: { scan: string; explorer: string; stake: string },
+  live: { pollMs: number; leaseMs: number },
+  env: Record<string, string>,
+  started: Started[],
+): Promise<Started> {
+  const gateway = startServerProcess({
+    SCAN_URL: urls.scan,
+    EXPLORER_URL: urls.explorer,
+    STAKE_URL: urls.stake,
+    LIVE_POLL_MS: String(live.pollMs),
+    LIVE_LEASE_MS: String(live.leaseMs),
+    RATE_LIMIT_POINTS: '0',
+    ...env,
+  });
+  started.push(gateway);
+  await gateway.listening;
+  return gateway;
+}
