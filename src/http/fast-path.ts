@@ -235,7 +235,13 @@ function failed(telemetry: Telemetry, cors: CorsPolicy, req: IncomingMessage, re
  * should answer it (no subscription in it, extensions, variables that are not a JSON object).
  */
 function subscriptionGet(req: IncomingMessage): StreamParams | null {
-  const url = new URL(req.url ?? '/', 'http://gateway');
+  // Parsed after a fixed origin, so that a path such as `//%zz` can never be read as a host.
+  let url: URL;
+  try {
+    url = new URL(`http://gateway${req.url ?? '/'}`);
+  } catch {
+    return null;
+  }
   if (url.pathname !== '/graphql' || url.searchParams.has('extensions')) return null;
   const query = url.searchParams.get('query');
   if (!query || !/\bsubscription\b/.test(query)) return null;
@@ -297,11 +303,12 @@ export function createRequestListener(yoga: GatewayYoga, options: ListenerOption
       } catch {
         params = null;
       }
-      const handled = !params
-        ? toYoga(yoga, req, res, body)
-        : wantsEventStream(req) && /\bsubscription\b/.test(params.query)
+      // An event stream is never answered as JSON: a subscription's is written here, any other
+      // (a query asked for as an event stream) by Yoga.
+      const handled =
+        params && wantsEventStream(req) && /\bsubscription\b/.test(params.query)
           ? subscription(req, res, params, body)
-          : !STREAMING.test(params.query)
+          : params && !wantsEventStream(req) && !STREAMING.test(params.query)
             ? answer(yoga, telemetry, cors, { req, res, params })
             : toYoga(yoga, req, res, body);
       handled.catch(failed(telemetry, cors, req, res));

@@ -106,6 +106,8 @@ class EventStream implements LiveSink {
     private readonly streams: EventStreams,
   ) {
     res.on('drain', () => this.flush());
+    // A write that fails (the client gone mid-write) closes the socket; it must not throw.
+    res.on('error', () => {});
   }
 
   private get options(): EventStreamOptions {
@@ -135,7 +137,8 @@ class EventStream implements LiveSink {
   }
 
   ping(): void {
-    if (this.waiting.length === 0 && !this.res.writableNeedDrain && !this.res.destroyed) this.res.write(PING);
+    if (this.completing || this.res.writableEnded || this.res.destroyed) return;
+    if (this.waiting.length === 0 && !this.res.writableNeedDrain) this.res.write(PING);
   }
 
   private write(delivery: Delivery): void {
@@ -255,7 +258,11 @@ export async function serveSubscription(request: SubscriptionRequest): Promise<b
     if (error instanceof GraphQLError) return once({ errors: [error] });
     throw error;
   }
-  if (getOperationAST(document, params.operationName)?.operation !== 'subscription') return false;
+  if (getOperationAST(document, params.operationName)?.operation !== 'subscription') {
+    // Yoga answers it, under a trace of its own: this one's span goes, unlogged.
+    trace.span?.end();
+    return false;
+  }
   const errors = envelope.validate(envelope.schema, document);
   if (errors.length > 0) return once({ errors });
   let result: unknown;

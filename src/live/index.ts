@@ -113,8 +113,9 @@ export class LiveUpdates {
   private resumed(live: AsyncIterableIterator<Block>, after: number): AsyncIterableIterator<Block> {
     const missed: Block[] = [];
     let last = after;
+    let stopped = false;
     const replay = async () => {
-      for (let i = 0; i < this.settings.catchUp; i++) {
+      for (let i = 0; i < this.settings.catchUp && !stopped; i++) {
         const block = await blockAt(this.deps.upstreams, last + 1, {});
         if (!block) return;
         this.hub.stamp(block, Date.now(), String(block.height));
@@ -136,6 +137,8 @@ export class LiveUpdates {
         }
       },
       return: async () => {
+        // A replay still reading stops at its next block.
+        stopped = true;
         missed.length = 0;
         return (await live.return?.()) ?? { value: undefined, done: true };
       },

@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, request, type Server } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -205,6 +206,26 @@ describe('a subscriber that reconnects', () => {
     again.close();
   });
 
+  it('gives a later subscriber resuming after the same block the blocks it missed too', async () => {
+    const first = await open(env.url, BLOCKS);
+    await afterPoll('blocks');
+    const [seen] = env.devnet.advance(1).heights as [number];
+    await until(() => first.frames().length === 1);
+    first.close();
+    await until(() => env.gateway.live.hub.sources().length === 0);
+    const missed = env.devnet.advance(2).heights;
+    const early = await open(env.url, BLOCKS, { 'last-event-id': String(seen) });
+    await until(() => early.frames().length === 2);
+    // Another client that lost the same block comes back after the first one's replay was sent.
+    const late = await open(env.url, BLOCKS, { 'last-event-id': String(seen) });
+    await until(() => late.frames().length === 2);
+    const ids = (s: RawStream) => s.frames().map((f) => Number(/^id: (\d+)/.exec(f)?.[1]));
+    expect(ids(early)).toEqual(missed);
+    expect(ids(late)).toEqual(missed);
+    early.close();
+    late.close();
+  });
+
   it('ignores a Last-Event-ID it did not give out', async () => {
     const stream = await open(env.url, BLOCKS, { 'last-event-id': 'x; drop table' });
     await afterPoll('blocks');
@@ -212,6 +233,37 @@ describe('a subscriber that reconnects', () => {
     await until(() => stream.frames().length === 1);
     expect(stream.frames()[0]?.startsWith(`id: ${height}\n`)).toBe(true);
     stream.close();
+  });
+});
+
+describe('what the adapter hands to Yoga', () => {
+  it('answers a query asked for as an event stream with an event stream', async () => {
+    const stream = await open(env.url, '{ validatorStatistics { totalValidators } }');
+    await stream.closed;
+    expect(stream.headers['content-type']).toMatch(/^text\/event-stream/);
+    expect(stream.frames()).toHaveLength(1);
+    expect(stream.text()).toContain('event: complete');
+  });
+
+  it('survives a GET whose path cannot be read as a URL, and goes on answering', async () => {
+    const { port } = new URL(env.url);
+    const socket = connect(Number(port), '127.0.0.1');
+    await once(socket, 'connect');
+    socket.write(
+      'GET //%zz?query=subscription HTTP/1.1\r\nhost: x\r\naccept: text/event-stream\r\nconnection: close\r\n\r\n',
+    );
+    let answer = '';
+    socket.on('data', (chunk: Buffer) => {
+      answer += chunk.toString();
+    });
+    await once(socket, 'close');
+    expect(answer).toMatch(/^HTTP\/1\.1 \d{3} /);
+    const after = await fetch(env.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ __typename }' }),
+    });
+    expect(await after.json()).toEqual({ data: { __typename: 'Query' } });
   });
 });
 

@@ -87,6 +87,9 @@ describe('an IPv6 client is its /64', () => {
     ['::1', 64, '0:0:0:0::/64'],
     ['64:ff9b::192.0.2.1', 96, '64:ff9b:0:0:0:0::/96'],
     ['::ffff:10.0.0.9', 64, '10.0.0.9'],
+    // A proxy that writes the port: each source port is not another client.
+    ['203.0.113.5:41234', 64, '203.0.113.5'],
+    ['[2001:db8:1:2::1]:443', 64, '2001:db8:1:2::/64'],
     ['10.0.0.9', 64, '10.0.0.9'],
   ])('%s with CLIENT_IPV6_PREFIX %i is %s', (address, prefix, key) => {
     expect(clientKey(address, prefix)).toBe(key);

@@ -55,12 +55,14 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 
 /**
  * Registers a document in Redis within a byte budget, as one script: the documents (a hash of
- * hash → text), when each was last registered (a sorted set) and their total size. Documents past
+ * hash → text), when each was last registered (a sorted set) and their total size, each counted
+ * with its hash twice and about 96 bytes of Redis's own per entry, so that tiny documents cannot
+ * take far more memory than the budget says. Documents past
  * their time are dropped first, then the least recently registered, until the new one fits; a
  * bounded number per call, so that the script stays short (beyond it the document is not shared).
  * KEYS: documents, registered, bytes. ARGV: hash, document, now, ttl, budget.
  */
-const REGISTER = `local size = #ARGV[2]
+const REGISTER = `local size = #ARGV[2] + 2 * #ARGV[1] + 96
 local now, ttl, budget = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
   redis.call('ZADD', KEYS[2], now, ARGV[1])
@@ -68,7 +70,7 @@ if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
 end
 local used = tonumber(redis.call('GET', KEYS[3]) or '0')
 local function drop(hash)
-  used = used - redis.call('HSTRLEN', KEYS[1], hash)
+  used = used - redis.call('HSTRLEN', KEYS[1], hash) - 2 * #hash - 96
   redis.call('HDEL', KEYS[1], hash)
   redis.call('ZREM', KEYS[2], hash)
 end

@@ -96,6 +96,8 @@ export class LiveMember implements AsyncIterableIterator<ExecutionResult> {
   attach(sink: LiveSink): void {
     this.sink = sink;
     for (const delivery of this.queue.splice(0)) sink.deliver(delivery);
+    // The group ended before the stream was taken over: it completes now.
+    if (this.done) sink.complete();
   }
 
   offer(delivery: Delivery): void {
@@ -165,17 +167,28 @@ interface GroupOptions {
   /** The source's label for metrics (blocks, validators, failed). */
   source: string;
   metrics: GatewayMetrics;
+  /** Whether its subscribers resume after an event (Last-Event-ID): then it is joinable only at first. */
+  resuming: boolean;
 }
 
 /** Subscribers of one operation, variables and credential: one execution per event for all. */
 export class LiveGroup {
   readonly members = new Set<LiveMember>();
   private closed = false;
+  private offered = false;
 
   constructor(private readonly options: GroupOptions) {}
 
   get open(): boolean {
     return !this.closed;
+  }
+
+  /**
+   * Whether a subscriber may join: any open group, but a group resuming after an event (its first
+   * events are a replay) only until it has offered one, so that no later joiner misses them.
+   */
+  get joinable(): boolean {
+    return !this.closed && !(this.options.resuming && this.offered);
   }
 
   join(member: LiveMember): void {
@@ -194,6 +207,7 @@ export class LiveGroup {
         const result = await run(next.value);
         metrics.observeLiveExecution(source);
         const delivery = { result, ...stampOf(next.value) };
+        this.offered = true;
         for (const member of this.members) member.offer(delivery);
       }
     } finally {
@@ -342,6 +356,7 @@ class LiveGroups {
       },
       source: SOURCES[shape.field] ?? shape.field,
       metrics: options.metrics,
+      resuming: (args.contextValue as Context).resumeAfter !== null,
     });
     return group;
   }
@@ -380,7 +395,7 @@ class LiveGroups {
     if (!grouped) return original(args);
     const { key, shape } = grouped;
     const known = await this.groups.get(key);
-    if (known?.open) return this.join(known, args);
+    if (known?.joinable) return this.join(known, args);
     // This subscriber starts the group; others of the same key meanwhile wait for it (and start
     // their own if it refused: each then gets its own answer).
     let settle: (group: LiveGroup | null) => void = () => {};

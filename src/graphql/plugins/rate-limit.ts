@@ -70,7 +70,13 @@ function ipv6Network(groups: number[], prefix: number): string {
  * (a proxy's entry), cut to 100 characters.
  */
 export function clientKey(address: string, ipv6Prefix = 64): string {
-  const trimmed = address.trim().toLowerCase().replace(/%.*$/, '');
+  // A proxy may write the port too (`203.0.113.5:41234`, `[2001:db8::1]:443`): the client is the address.
+  const bare = address
+    .trim()
+    .toLowerCase()
+    .replace(/^\[([^\]]*)\](?::\d+)?$/, '$1')
+    .replace(/^(\d{1,3}(?:\.\d{1,3}){3}):\d+$/, '$1');
+  const trimmed = bare.replace(/%.*$/, '');
   if (trimmed.startsWith('::ffff:') && isIPv4(trimmed.slice(7))) return trimmed.slice(7);
   if (!isIPv6(trimmed)) return trimmed.slice(0, 100);
   const groups = ipv6Groups(trimmed);
