@@ -82,6 +82,13 @@ const VALIDATOR_SELECTIONS = [
 ];
 const BLOCKS_PER_STEP = 20;
 
+/** How a scenario runs: its subscribers and cadence, until `limit`, then at most `drainMs` to drain. */
+const runOf = (
+  spec: { subscribers: number; eventEveryMs: number },
+  limit: { count: number } | { durationMs: number },
+  drainMs: number,
+) => ({ subscribers: spec.subscribers, blockMs: spec.eventEveryMs, limit, drainMs });
+
 /** The scenarios of plain `blockAdded` streams: A (one document, 10,000) and C (18,000 on one process). */
 const BLOCK_SCENARIOS: Record<string, { title: string; subscribers: number; blocks: number }> = {
   A: { title: 'blockAdded, one document', subscribers: 10_000, blocks: 20 },
@@ -876,25 +883,13 @@ export async function runLive(
           eventEveryMs: every,
           pollMs,
         };
-        result.live.push(
-          await blockScenario(bench, spec, {
-            subscribers: spec.subscribers,
-            blockMs: every,
-            limit: { count: blocks },
-            drainMs: 60_000,
-          }),
-        );
+        result.live.push(await blockScenario(bench, spec, runOf(spec, { count: blocks }, 60_000)));
       } else if (id === 'B') {
         const steps = options.blocks ?? 20;
         const every = options.blockMs ?? 1_000;
         const title = `validatorUpdated over ${options.groups} groups, ${BLOCKS_PER_STEP} blocks per step`;
         const spec = { id, title, subscribers: count(10_000), events: steps, eventEveryMs: every, pollMs };
-        const run = {
-          subscribers: spec.subscribers,
-          blockMs: every,
-          limit: { count: steps },
-          drainMs: 60_000,
-        };
+        const run = runOf(spec, { count: steps }, 60_000);
         result.live.push(
           await validatorScenario(bench, spec, { ...run, bodies: validatorBodies(options.groups) }),
         );
@@ -910,14 +905,7 @@ export async function runLive(
           eventEveryMs: every,
           pollMs,
         };
-        result.live.push(
-          await blockScenario(bench, spec, {
-            subscribers: spec.subscribers,
-            blockMs: every,
-            limit: { durationMs },
-            drainMs: 120_000,
-          }),
-        );
+        result.live.push(await blockScenario(bench, spec, runOf(spec, { durationMs }, 120_000)));
       } else if (id === 'R') {
         result.redis = await redisScenario(bench, count(1_000));
       } else throw new Error(`no live scenario ${id}`);
