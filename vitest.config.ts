@@ -16,6 +16,7 @@ const DOMAIN_TESTS = [
   'test/gateway/live.test.ts',
   'test/gateway/live-groups.test.ts',
   'test/gateway/nodes.test.ts',
+  'test/gateway/prepared.test.ts',
 ];
 
 const variant = (

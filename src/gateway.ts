@@ -6,7 +6,7 @@ import { PersistedQueryStore } from './graphql/plugins/apq.js';
 import { DocumentCache } from './graphql/plugins/prepared.js';
 import { RateLimit } from './graphql/plugins/rate-limit.js';
 import { PublicResponseCache } from './graphql/plugins/response-cache.js';
-import { createGatewayYoga, type GatewayYoga } from './graphql/yoga.js';
+import { createGatewayYoga, type GatewayYoga, gatewayContext, type YogaParts } from './graphql/yoga.js';
 import { CorsPolicy } from './http/answer.js';
 import { createRequestListener } from './http/fast-path.js';
 import { EventStreams, SSE_PING_MS, SSE_RETRY_MS } from './http/sse.js';
@@ -217,7 +217,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   // The subscription streams the node:http adapter writes itself (http/sse.ts).
   const streams = new EventStreams({ backlog: options.live.backlog, pingMs: SSE_PING_MS, metrics });
   let draining = false;
-  const yoga = createGatewayYoga(options, {
+  const parts: YogaParts = {
     draining: () => draining,
     telemetry,
     cursors,
@@ -230,7 +230,10 @@ export function createGateway(options: GatewayOptions): Gateway {
     documents,
     responses,
     live,
-  });
+  };
+  // One context for every request, whichever path runs it.
+  const context = gatewayContext(options, parts);
+  const yoga = createGatewayYoga(options, parts, context);
   return {
     yoga,
     metrics,
@@ -240,6 +243,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       cors,
       streams,
       fastPath: !options.persistedOperations,
+      prepared: { documents, context },
     }),
     upstreams,
     rateLimit,

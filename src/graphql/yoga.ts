@@ -24,7 +24,7 @@ import { useCsrfPrevention } from './plugins/csrf.js';
 import { limitPlugins } from './plugins/limits.js';
 import { useLiveGroups } from './plugins/live-groups.js';
 import { usePersistedOnly } from './plugins/persisted.js';
-import type { DocumentCache } from './plugins/prepared.js';
+import { type DocumentCache, type PartPlugin, partPlugin, type RequestPart } from './plugins/prepared.js';
 import type { RateLimit } from './plugins/rate-limit.js';
 import type { PublicResponseCache } from './plugins/response-cache.js';
 import { useSubscriptionLimits } from './plugins/subscriptions.js';
@@ -127,10 +127,66 @@ function pipeline(options: GatewayOptions, parts: YogaParts): Plugin[] {
   ];
 }
 
-/** The gateway's Yoga instance: schema, context, GraphiQL and the pipeline, buildable without a socket. */
-export function createGatewayYoga(options: GatewayOptions, parts: YogaParts): GatewayYoga {
+/** What Yoga's context function is handed that the gateway's context reads. */
+export interface ContextSource {
+  request: { headers: { get(name: string): string | null }; signal: AbortSignal | unknown };
+  res?: unknown;
+  sse?: unknown;
+}
+
+/** The context of one request, whichever path runs it: what every resolver sees. */
+export function gatewayContext(
+  options: GatewayOptions,
+  parts: YogaParts,
+): (source: ContextSource) => Context {
   const { upstreams, validatorCache, telemetry } = parts;
   const unknownEnumValue = (enumName: string) => telemetry.metrics.observeUnknownEnum(enumName);
+  return ({ request, res, sse }) => ({
+    callerToken: bearerToken(request.headers.get('authorization')),
+    explorerToken: options.explorerToken,
+    loaders: new Loaders({
+      upstreams,
+      validatorCache,
+      scope: { signal: request.signal as AbortSignal, trace: traceOf(request) },
+    }),
+    maxComplexity: options.limits.complexity,
+    resumeAfter: resumeAfter(request.headers.get('last-event-id')),
+    unknownEnumValue,
+    live: parts.live,
+    // A subscriber that stops reading is cut off: its connection closed. The node:http adapter
+    // (http/sse.ts) also takes its group member over, to write the stream itself.
+    stream: (sse as Context['stream'] | undefined) ?? new StreamHandle(res as ServerResponse | undefined),
+    cursors: parts.cursors,
+  });
+}
+
+/**
+ * The masking of an executed result's errors, as Yoga's own masking does it (logging what it masks):
+ * the last part of every prepared request. On the first path, Yoga's masking runs after it and
+ * finds nothing left to mask (a masked error is masked already).
+ */
+function useResultMasking(logger: { error(...args: unknown[]): void }): PartPlugin {
+  const mask = (error: GraphQLError) => {
+    const masked = maskGatewayError(error, INTERNAL_MESSAGE);
+    if (masked !== error) logger.error(error);
+    return masked as GraphQLError;
+  };
+  const part: RequestPart = () => ({
+    done: (result) => (result.errors ? { ...result, errors: result.errors.map(mask) } : undefined),
+  });
+  return partPlugin(() => part);
+}
+
+/** The gateway's Yoga instance: schema, context, GraphiQL and the pipeline, buildable without a socket. */
+export function createGatewayYoga(
+  options: GatewayOptions,
+  parts: YogaParts,
+  context: (source: ContextSource) => Context,
+): GatewayYoga {
+  const logger = yogaLogger(parts.telemetry.logger);
+  const plugins = [...pipeline(options, parts), useResultMasking(logger)];
+  // A hot operation's prepared request is made of the parts these plugins contribute.
+  parts.documents.prepareWith(plugins);
   return createYoga<Record<string, unknown>, Context>({
     schema,
     // CORS is answered by useAnswers, with the same headers on every path.
@@ -156,24 +212,8 @@ export function createGatewayYoga(options: GatewayOptions, parts: YogaParts): Ga
         })
       : false,
     maskedErrors: { maskError: maskGatewayError },
-    logging: yogaLogger(telemetry.logger),
-    context: ({ request, res, sse }): Context => ({
-      callerToken: bearerToken(request.headers.get('authorization')),
-      explorerToken: options.explorerToken,
-      loaders: new Loaders({
-        upstreams,
-        validatorCache,
-        scope: { signal: request.signal, trace: traceOf(request) },
-      }),
-      maxComplexity: options.limits.complexity,
-      resumeAfter: resumeAfter(request.headers.get('last-event-id')),
-      unknownEnumValue,
-      live: parts.live,
-      // A subscriber that stops reading is cut off: its connection closed. The node:http adapter
-      // (http/sse.ts) also takes its group member over, to write the stream itself.
-      stream: (sse as Context['stream'] | undefined) ?? new StreamHandle(res as ServerResponse | undefined),
-      cursors: parts.cursors,
-    }),
-    plugins: pipeline(options, parts),
+    logging: logger,
+    context: (initial) => context(initial as unknown as ContextSource),
+    plugins,
   });
 }

@@ -4,6 +4,8 @@ import { GraphQLError } from 'graphql';
 import { processRegularResult, type YogaServerInstance } from 'graphql-yoga';
 import { INTERNAL_MESSAGE } from '../errors.js';
 import type { Context } from '../graphql/context.js';
+import type { DocumentCache } from '../graphql/plugins/prepared.js';
+import type { ContextSource } from '../graphql/yoga.js';
 import { errorSummary } from '../ops/logger.js';
 import { attachTrace, finishTrace, startTrace, type Telemetry } from '../ops/request-trace.js';
 import { Cancellation } from '../upstream/cancellation.js';
@@ -97,20 +99,42 @@ export async function toYoga(yoga: GatewayYoga, req: IncomingMessage, res: Serve
  */
 const STREAMING = /\bsubscription\b|@\s*(?:defer|stream)\b/;
 
-/** Parse, validate and execute through Yoga's envelop pipeline, as Yoga's processRequest does. */
+/** What runs a hot operation's repeated request: its prepared request, and the request's context. */
+export interface PreparedPath {
+  documents: DocumentCache;
+  context(source: ContextSource): Context;
+}
+
+/**
+ * A hot operation's repeated request runs its prepared request (graphql/plugins/prepared.ts): the
+ * parts of the pipeline's plugins, then the compiled plan. Any other request is parsed, validated
+ * and executed through Yoga's envelop pipeline, as Yoga's processRequest does.
+ */
 async function run(
   yoga: GatewayYoga,
-  telemetry: Telemetry,
-  request: { signal: unknown },
+  { telemetry, prepared }: { telemetry: Telemetry; prepared: PreparedPath },
+  request: ContextSource['request'],
   params: GraphQLParams,
   serverContext: { req: IncomingMessage; res: ServerResponse },
 ): Promise<ExecutionResult> {
-  const { parse, validate, contextFactory, execute, schema } = yoga.getEnveloped({
-    request,
-    params,
-    ...serverContext,
-  });
+  const hot = prepared.documents.preparedRequest(params.query, params.operationName);
   try {
+    if (hot) {
+      telemetry.metrics.preparedRequests.inc();
+      // The context Yoga's envelop pipeline would build: its initial context, extended.
+      const context = {
+        request,
+        params,
+        ...serverContext,
+        ...prepared.context({ request, ...serverContext }),
+      };
+      return await hot.run(context, params.variables ?? undefined);
+    }
+    const { parse, validate, contextFactory, execute, schema } = yoga.getEnveloped({
+      request,
+      params,
+      ...serverContext,
+    });
     const document = parse(params.query);
     const errors = validate(schema, document);
     if (errors.length > 0) return { errors };
@@ -183,8 +207,7 @@ async function write(
 /** One fast-path request, traced from start to close, answered as answer.ts finishes every answer. */
 async function answer(
   yoga: GatewayYoga,
-  telemetry: Telemetry,
-  cors: CorsPolicy,
+  { telemetry, cors, prepared }: Pick<ListenerOptions, 'telemetry' | 'cors' | 'prepared'>,
   { req, res, params }: { req: IncomingMessage; res: ServerResponse; params: GraphQLParams },
 ): Promise<void> {
   const headers = headersOf(req);
@@ -200,7 +223,7 @@ async function answer(
   });
   const request = { headers, signal: cancel };
   attachTrace(request, trace);
-  const result = finishResult(trace, await run(yoga, telemetry, request, params, { req, res }));
+  const result = finishResult(trace, await run(yoga, { telemetry, prepared }, request, params, { req, res }));
   if (res.destroyed) return;
   await write(yoga, res, result, {
     ...cors.headers(headers.get('origin'), trace.requestId),
@@ -263,6 +286,8 @@ export interface ListenerOptions {
   streams: EventStreams;
   /** Off when only persisted operations may run: the fast path runs any document it is given. */
   fastPath: boolean;
+  /** Hot operations' prepared requests, and the context each request runs with. */
+  prepared: PreparedPath;
 }
 
 export function createRequestListener(yoga: GatewayYoga, options: ListenerOptions): RequestListener {
@@ -309,7 +334,7 @@ export function createRequestListener(yoga: GatewayYoga, options: ListenerOption
         params && wantsEventStream(req) && /\bsubscription\b/.test(params.query)
           ? subscription(req, res, params, body)
           : params && !wantsEventStream(req) && !STREAMING.test(params.query)
-            ? answer(yoga, telemetry, cors, { req, res, params })
+            ? answer(yoga, options, { req, res, params })
             : toYoga(yoga, req, res, body);
       handled.catch(failed(telemetry, cors, req, res));
     });

@@ -3,6 +3,7 @@ import { GraphQLError } from 'graphql';
 import type { GraphQLParams, Plugin, YogaInitialContext } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
 import type { KeyedRedis } from '../../scale/redis.js';
+import { partPlugin, type RequestPart } from './prepared.js';
 import { clientOf, type RateLimit, rateLimited } from './rate-limit.js';
 
 /**
@@ -178,9 +179,6 @@ const notFound = () =>
     extensions: { code: 'PERSISTED_QUERY_NOT_FOUND', http: { status: 404 } },
   });
 
-type ExecuteArgs = { contextValue: unknown };
-type Stop = (result: { errors: GraphQLError[] }) => void;
-
 /**
  * The two steps: `lookup` (early: a hash alone becomes its document, or PersistedQueryNotFound; a
  * document with a hash is proven) and `register` (after pricing: a document that is about to run is
@@ -204,27 +202,28 @@ export function automaticPersistedQueries(
       }
     },
   };
-  const keep = async ({ args, stop }: { args: ExecuteArgs; stop: Stop }) => {
-    const params = (args.contextValue as YogaInitialContext).params;
+  // On the request's own params: the same part for every operation.
+  const keep: RequestPart = ({ contextValue }) => {
+    const params = (contextValue as YogaInitialContext).params;
     const hash = namedHash(params);
     const document = params?.query;
-    if (hash === null || typeof document !== 'string' || store.has(hash)) return;
+    if (hash === null || typeof document !== 'string' || store.has(hash)) return undefined;
     const bytes = Buffer.byteLength(document);
-    if (bytes > MAX_DOCUMENT_BYTES || sha256(document) !== hash) return;
-    const over = rateLimit
-      ? await rateLimit.charge(
-          clientOf(args.contextValue, rateLimit.client),
-          Math.ceil(bytes / BYTES_PER_POINT),
-        )
-      : null;
-    if (over) return stop({ errors: [rateLimited(over.retryAfterMs)] });
-    store.register(hash, document);
+    if (bytes > MAX_DOCUMENT_BYTES || sha256(document) !== hash) return undefined;
+    if (!rateLimit) {
+      store.register(hash, document);
+      return undefined;
+    }
+    return rateLimit
+      .charge(clientOf(contextValue, rateLimit.client), Math.ceil(bytes / BYTES_PER_POINT))
+      .then((over) => {
+        if (over) return { answer: { errors: [rateLimited(over.retryAfterMs)] } };
+        store.register(hash, document);
+        return undefined;
+      });
   };
   return {
     lookup,
-    register: {
-      onExecute: ({ args, setResultAndStopExecution }) => keep({ args, stop: setResultAndStopExecution }),
-      onSubscribe: ({ args, setResultAndStopExecution }) => keep({ args, stop: setResultAndStopExecution }),
-    },
+    register: partPlugin(() => keep, { subscriptions: true }),
   };
 }

@@ -20,11 +20,13 @@ import {
   isNonNullType,
   isObjectType,
   Kind,
+  type OperationDefinitionNode,
   type SelectionSetNode,
+  type ValueNode,
 } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
 import { type ErrorCode, GatewayError } from '../../errors.js';
 import type { Context } from '../context.js';
+import { type OperationInfo, type PartPlugin, partPlugin, type RequestPart } from './prepared.js';
 import { clientOf, type RateLimit, rateLimited } from './rate-limit.js';
 
 /**
@@ -51,15 +53,33 @@ type DeclaredCost = FieldCost | ((args: Record<string, unknown>, ctx: object, fi
 interface Pricing {
   schema: GraphQLSchema;
   fragments: Map<string, FragmentDefinitionNode>;
-  variables: Record<string, unknown>;
-  ctx: object;
+  /** The request's coerced variables; null while the price is worked out for every request at once. */
+  variables: Record<string, unknown> | null;
   /** Selection sets being priced (a fragment cycle is refused) and those priced, per type. */
   active: Set<SelectionSetNode>;
   done: Map<SelectionSetNode, Map<GraphQLNamedType, number>>;
 }
 
+/** Thrown when a price depends on the request's variables: it is then worked out per request. */
+const DEPENDS_ON_VARIABLES = Symbol('depends on variables');
+
 const listOf = (type: GraphQLField<unknown, unknown>['type']) =>
   isListType(isNonNullType(type) ? type.ofType : type);
+
+/** Whether a value of the document holds a variable anywhere (`$x`, `[$x]`, `{ a: $x }`). */
+function holdsVariable(value: ValueNode): boolean {
+  if (value.kind === Kind.VARIABLE) return true;
+  if (value.kind === Kind.LIST) return value.values.some(holdsVariable);
+  if (value.kind === Kind.OBJECT) return value.fields.some((field) => holdsVariable(field.value));
+  return false;
+}
+
+/** The variables a price reads from these arguments: refused when none are at hand yet. */
+function variablesFor(pricing: Pricing, nodes: readonly { value: ValueNode }[] | undefined) {
+  if (pricing.variables === null && nodes?.some((node) => holdsVariable(node.value)))
+    throw DEPENDS_ON_VARIABLES;
+  return pricing.variables ?? {};
+}
 
 function priceField(pricing: Pricing, node: FieldNode, type: GraphQLNamedType): number {
   const field = isObjectType(type) || isInterfaceType(type) ? type.getFields()[node.name.value] : undefined;
@@ -67,7 +87,8 @@ function priceField(pricing: Pricing, node: FieldNode, type: GraphQLNamedType): 
   if (!field) return DEFAULT_COST;
   let declared = field.extensions.complexity as DeclaredCost | undefined;
   if (typeof declared === 'function') {
-    declared = declared(getArgumentValues(field, node, pricing.variables), pricing.ctx, field);
+    // A cost is declared from the field's arguments alone, never from the caller.
+    declared = declared(getArgumentValues(field, node, variablesFor(pricing, node.arguments)), {}, field);
   }
   const multiplier =
     typeof declared === 'object' && declared.multiplier !== undefined
@@ -117,54 +138,90 @@ function priceSelectionSet(pricing: Pricing, set: SelectionSetNode, type: GraphQ
 /** Whether `@skip`/`@include` leave a selection out (it then costs nothing: it never runs). */
 function skipped(pricing: Pricing, node: FieldNode | InlineFragmentNode | FragmentSpreadNode): boolean {
   if (!node.directives?.length) return false;
-  const skip = getDirectiveValues(GraphQLSkipDirective, node, pricing.variables);
+  const variables = variablesFor(
+    pricing,
+    node.directives.flatMap((directive) => directive.arguments ?? []),
+  );
+  const skip = getDirectiveValues(GraphQLSkipDirective, node, variables);
   if (skip?.if === true) return true;
-  const include = getDirectiveValues(GraphQLIncludeDirective, node, pricing.variables);
+  const include = getDirectiveValues(GraphQLIncludeDirective, node, variables);
   return include?.if === false;
+}
+
+/** An operation's price for given coerced variables (null: the price that holds for any). */
+type PriceOf = (variables: Record<string, unknown> | null) => number | GatewayError;
+
+/**
+ * How an operation is priced, worked out once per prepared operation: when no priced argument and
+ * no `@skip`/`@include` reads a variable, its one price (or its one refusal); otherwise a pricing
+ * per request. Anything else than a figure refuses the operation (contract.md §7): a null fed to a
+ * non-null argument is BAD_USER_INPUT with graphql-js's own message, any other failure an internal
+ * error.
+ */
+function pricer(schema: GraphQLSchema, document: DocumentNode, operation: OperationDefinitionNode): PriceOf {
+  const root = schema.getRootType(operation.operation);
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of document.definitions)
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  const price: PriceOf = (variables) => {
+    try {
+      if (!root) throw new Error('no root type');
+      const pricing = { schema, fragments, variables, active: new Set(), done: new Map() } as Pricing;
+      const cost = priceSelectionSet(pricing, operation.selectionSet, root);
+      if (Number.isFinite(cost) && cost >= 0) return cost;
+      throw new Error(`priced at ${cost}`);
+    } catch (error) {
+      if (error === DEPENDS_ON_VARIABLES) throw error;
+      if (error instanceof GraphQLError) return new GatewayError(error.message, 'BAD_USER_INPUT');
+      return new GatewayError(
+        'The operation could not be priced, so it does not run.',
+        'INTERNAL_SERVER_ERROR',
+      );
+    }
+  };
+  try {
+    const once = price(null);
+    return () => once;
+  } catch {
+    return price;
+  }
 }
 
 /**
  * The cost of the operation a request executes, or why it cannot be priced: an operation that
- * cannot be priced does not run (contract.md §7). Variables that do not coerce, and arguments that
- * do not (a null fed to a non-null argument), are BAD_USER_INPUT with graphql-js's own message; a
- * missing operation likewise; anything else refuses the operation as an internal error.
+ * cannot be priced does not run (contract.md §7). Variables that do not coerce are BAD_USER_INPUT
+ * with graphql-js's own message; a missing operation likewise.
  */
+function costFor(
+  schema: GraphQLSchema,
+  operation: OperationDefinitionNode,
+  price: PriceOf,
+  variables: Record<string, unknown> | null | undefined,
+): number | GatewayError {
+  const definitions = operation.variableDefinitions ?? [];
+  if (definitions.length === 0) return price({});
+  const coerced = getVariableValues(schema, definitions, variables ?? {});
+  if (coerced.errors)
+    return new GatewayError(coerced.errors.map((e) => e.message).join(' '), 'BAD_USER_INPUT');
+  return price(coerced.coerced);
+}
+
+const unknownOperation = (operationName: string | null | undefined) =>
+  new GatewayError(
+    operationName ? `Unknown operation named "${operationName}".` : 'Name the operation to run.',
+    'BAD_USER_INPUT',
+  );
+
+/** The cost of an operation (as the pricing step works it out), or why it cannot be priced. */
 export function operationCost(
   schema: GraphQLSchema,
   document: DocumentNode,
   operationName: string | null | undefined,
   variables: Record<string, unknown> | null | undefined,
-  ctx: object = {},
 ): number | GatewayError {
   const operation = getOperationAST(document, operationName);
-  const root = operation && schema.getRootType(operation.operation);
-  if (!operation || !root) {
-    return new GatewayError(
-      operationName ? `Unknown operation named "${operationName}".` : 'Name the operation to run.',
-      'BAD_USER_INPUT',
-    );
-  }
-  const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], variables ?? {});
-  if (coerced.errors)
-    return new GatewayError(coerced.errors.map((e) => e.message).join(' '), 'BAD_USER_INPUT');
-  const fragments = new Map<string, FragmentDefinitionNode>();
-  for (const definition of document.definitions)
-    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
-  try {
-    const cost = priceSelectionSet(
-      { schema, fragments, variables: coerced.coerced, ctx, active: new Set(), done: new Map() },
-      operation.selectionSet,
-      root,
-    );
-    if (Number.isFinite(cost) && cost >= 0) return cost;
-    throw new Error(`priced at ${cost}`);
-  } catch (error) {
-    if (error instanceof GraphQLError) return new GatewayError(error.message, 'BAD_USER_INPUT');
-    return new GatewayError(
-      'The operation could not be priced, so it does not run.',
-      'INTERNAL_SERVER_ERROR',
-    );
-  }
+  if (!operation) return unknownOperation(operationName);
+  return costFor(schema, operation, pricer(schema, document, operation), variables);
 }
 
 /** The refusal of an operation over MAX_COMPLEXITY, with the figure it was priced at. */
@@ -182,31 +239,42 @@ const notApplied = (error: GatewayError): GatewayError =>
     applied: false,
   });
 
-type Args = Parameters<NonNullable<Plugin['onExecute']>>[0]['args'];
-
-/** Prices every operation (queries, the mutation, subscriptions) before it runs, and charges it. */
-export function usePricing(rateLimit: RateLimit | null): Plugin {
-  const price = async (args: Args, stop: (result: { errors: GatewayError[] }) => void): Promise<void> => {
-    const context = args.contextValue as unknown as Context;
-    // The mutation never hides whether it happened: refused here, it was not sent.
-    const mutation = getOperationAST(args.document, args.operationName)?.operation === 'mutation';
-    const refuse = ({ errors }: { errors: GatewayError[] }) =>
-      stop({ errors: mutation ? errors.map(notApplied) : errors });
-    const cost = operationCost(
-      args.schema,
-      args.document,
-      args.operationName,
+/**
+ * The pricing step of every operation (queries, the mutation, subscriptions) before it runs: its
+ * price worked out once per prepared operation, then per request the variables' coercion, the
+ * MAX_COMPLEXITY refusal and the charge to the client's budget.
+ */
+function pricingPart(
+  { schema, document, operationName }: OperationInfo,
+  rateLimit: RateLimit | null,
+): RequestPart {
+  const operation = getOperationAST(document, operationName);
+  if (!operation) {
+    const answer = { errors: [unknownOperation(operationName)] };
+    return () => ({ answer });
+  }
+  // The mutation never hides whether it happened: refused here, it was not sent.
+  const mutation = operation.operation === 'mutation';
+  const refuse = (error: GatewayError) => ({ answer: { errors: [mutation ? notApplied(error) : error] } });
+  const price = pricer(schema, document, operation);
+  return (args) => {
+    const context = args.contextValue as Context;
+    const cost = costFor(
+      schema,
+      operation,
+      price,
       args.variableValues as Record<string, unknown> | undefined,
-      context,
     );
-    if (cost instanceof GatewayError) return refuse({ errors: [cost] });
-    if (cost > context.maxComplexity) return refuse({ errors: [tooCostly(cost, context.maxComplexity)] });
-    const over =
-      rateLimit && cost > 0 ? await rateLimit.charge(clientOf(context, rateLimit.client), cost) : null;
-    if (over) refuse({ errors: [rateLimited(over.retryAfterMs)] });
+    if (cost instanceof GatewayError) return refuse(cost);
+    if (cost > context.maxComplexity) return refuse(tooCostly(cost, context.maxComplexity));
+    if (!rateLimit || cost <= 0) return undefined;
+    return rateLimit
+      .charge(clientOf(context, rateLimit.client), cost)
+      .then((over) => (over ? refuse(rateLimited(over.retryAfterMs)) : undefined));
   };
-  return {
-    onExecute: ({ args, setResultAndStopExecution }) => price(args, setResultAndStopExecution),
-    onSubscribe: ({ args, setResultAndStopExecution }) => price(args, setResultAndStopExecution),
-  };
+}
+
+/** Prices every operation before it runs, and charges it: one part of every prepared request. */
+export function usePricing(rateLimit: RateLimit | null): PartPlugin {
+  return partPlugin((operation) => pricingPart(operation, rateLimit), { subscriptions: true });
 }

@@ -9,6 +9,7 @@ import {
 import type { Plugin } from 'graphql-yoga';
 import type { Limits } from '../../config.js';
 import { oneSpellingPerArgument } from '../../schema/page.js';
+import { partPlugin, type RequestPart } from './prepared.js';
 
 /**
  * Static limits on a document, checked at validation, before anything executes: depth, aliases,
@@ -88,29 +89,23 @@ export function limitPlugins(limits: Limits, policy: DocumentPolicy): Plugin[] {
     blockFieldSuggestion: { enabled: !policy.fieldSuggestions },
   });
   const rootFields = maxRootFields(limits.rootFields);
-  const boundVariables = ({
-    args,
-    setResultAndStopExecution,
-  }: {
-    args: { variableValues?: unknown };
-    setResultAndStopExecution(result: { errors: GraphQLError[] }): void;
-  }) => {
-    const excess = variablesExcess(args.variableValues, limits.variablesDepth, limits.variableValues);
-    if (excess) setResultAndStopExecution({ errors: [limitError(excess, 'variables')] });
+  // Variables too deep or too many: the request's own, whatever its operation.
+  const boundVariables: RequestPart = ({ variableValues }) => {
+    const excess = variablesExcess(variableValues, limits.variablesDepth, limits.variableValues);
+    return excess ? { answer: { errors: [limitError(excess, 'variables')] } } : undefined;
   };
   return [
     ...(armor.protect().plugins as Plugin[]),
     {
+      // Before anything prices, coerces or executes them, for every kind of operation (a
+      // subscription starts through onSubscribe, not onExecute).
+      ...partPlugin(() => boundVariables, { subscriptions: true }),
       onValidate({ addValidationRule }) {
         addValidationRule(rootFields);
         // Relay's paging names beside ours (`first`/`pageSize`, `after`/`cursor`): one of a pair.
         addValidationRule(oneSpellingPerArgument);
         if (!policy.introspection) addValidationRule(NoSchemaIntrospectionCustomRule);
       },
-      // Before anything prices, coerces or executes them: variables too deep or too many, for every
-      // kind of operation (a subscription starts through onSubscribe, not onExecute).
-      onExecute: boundVariables,
-      onSubscribe: boundVariables,
     },
   ];
 }

@@ -7,6 +7,7 @@ import {
   type ExecutionResult,
   type FieldNode,
   GraphQLError,
+  type GraphQLSchema,
   getEnterLeaveForKind,
   getLocation,
   getOperationAST,
@@ -47,6 +48,8 @@ export interface PreparedOperation {
   windowStart: number;
   /** The compiled plan once hot; 'interpret' when graphql-jit cannot compile it. */
   compiled: CompiledQuery | 'interpret' | null;
+  /** The prepared request, once the operation is hot and compiled: what a repeated request runs. */
+  request: PreparedRequest | null;
 }
 
 interface PreparedDocument {
@@ -121,6 +124,7 @@ function preparedOperation(
       uses: prepared.uses,
       windowStart: prepared.firstSeen,
       compiled: null,
+      request: null,
     };
     prepared.operations.set(key, operation);
   }
@@ -148,6 +152,143 @@ export function operationFact<T>(): OperationFact<T> {
     },
   };
   return fact;
+}
+
+/**
+ * What a plugin does on each request of one operation, decided once from the operation alone (its
+ * price, its cache verdict, its label…): handed the request's execution arguments, it lets the
+ * request go on (undefined), answers it instead (a refusal, a cached answer), or goes on and sees
+ * the result (`done` may replace it; `failed` hears of an execution that threw).
+ */
+export type RequestPart = (args: ExecutionArgs) => PartOutcome | Promise<PartOutcome>;
+export type PartOutcome =
+  | undefined
+  | { readonly answer: ExecutionResult }
+  | {
+      readonly done?: (result: ExecutionResult) => ExecutionResult | undefined;
+      readonly failed?: (error: unknown) => void;
+    };
+
+/** The operation a part is prepared for. */
+export interface OperationInfo {
+  readonly schema: GraphQLSchema;
+  readonly document: DocumentNode;
+  readonly operationName?: string | null;
+}
+
+/** A plugin's part of every prepared request: null when it has nothing to do for the operation. */
+export type PartOf = (operation: OperationInfo) => RequestPart | null;
+
+/** A pipeline plugin with a part in prepared requests (prepared requests run parts in pipeline order). */
+export type PartPlugin = Plugin & { readonly requestPart: PartOf };
+
+const hasPart = (plugin: Plugin): plugin is PartPlugin =>
+  typeof (plugin as Partial<PartPlugin>).requestPart === 'function';
+
+/**
+ * One definition of a plugin's per-request rule for both paths: the part, prepared once per kept
+ * operation (every time for any other document), is what a prepared request runs, and what the
+ * plugin's envelop hooks (onExecute, onSubscribe) run on the first path.
+ */
+export function partPlugin(
+  prepare: PartOf,
+  { subscriptions = false }: { subscriptions?: boolean } = {},
+): PartPlugin {
+  const parts = operationFact<RequestPart | null>();
+  const requestPart: PartOf = (info) => parts.of(info.document, info.operationName, () => prepare(info));
+  type Hook = NonNullable<Plugin['onExecute']>;
+  const onExecute: Hook = ({ args, executeFn, setExecuteFn, setResultAndStopExecution }) => {
+    const part = requestPart(args);
+    if (!part) return;
+    const settle = (outcome: PartOutcome) => {
+      if (!outcome) return undefined;
+      if ('answer' in outcome) {
+        setResultAndStopExecution(outcome.answer);
+        return undefined;
+      }
+      const { done, failed } = outcome;
+      if (failed) {
+        setExecuteFn((given) =>
+          Promise.resolve(executeFn(given)).catch((error: unknown) => {
+            failed(error);
+            throw error;
+          }),
+        );
+      }
+      if (!done) return undefined;
+      return {
+        onExecuteDone: ({ result, setResult }: { result: unknown; setResult(r: ExecutionResult): void }) => {
+          const replaced = done(result as ExecutionResult);
+          if (replaced) setResult(replaced);
+        },
+      };
+    };
+    const outcome = part(args);
+    return outcome instanceof Promise ? outcome.then(settle) : settle(outcome);
+  };
+  const onSubscribe: NonNullable<Plugin['onSubscribe']> = ({ args, setResultAndStopExecution }) => {
+    const part = requestPart(args);
+    if (!part) return;
+    const settle = (outcome: PartOutcome) => {
+      if (outcome && 'answer' in outcome) setResultAndStopExecution(outcome.answer);
+    };
+    const outcome = part(args);
+    return outcome instanceof Promise ? outcome.then(settle) : settle(outcome);
+  };
+  return { requestPart, onExecute, ...(subscriptions ? { onSubscribe } : {}) };
+}
+
+/**
+ * A hot operation's request, prepared whole: the parts of the pipeline's plugins in their order,
+ * then the compiled plan. A repeated request runs only these, with its own context and variables;
+ * the first path runs the same parts from envelop's hooks, so both answer alike (a parity test
+ * compares them byte for byte).
+ */
+export class PreparedRequest {
+  constructor(
+    readonly schema: GraphQLSchema,
+    readonly document: DocumentNode,
+    readonly operationName: string | undefined,
+    private readonly parts: readonly RequestPart[],
+    private readonly plan: CompiledQuery,
+  ) {}
+
+  async run(
+    contextValue: object,
+    variableValues: Record<string, unknown> | undefined,
+  ): Promise<ExecutionResult> {
+    const args: ExecutionArgs = {
+      schema: this.schema,
+      document: this.document,
+      operationName: this.operationName,
+      contextValue,
+      variableValues,
+    };
+    const going: Exclude<PartOutcome, undefined | { answer: ExecutionResult }>[] = [];
+    for (const part of this.parts) {
+      let outcome = part(args);
+      if (outcome instanceof Promise) outcome = await outcome;
+      if (!outcome) continue;
+      if ('answer' in outcome) return this.finish(going, outcome.answer);
+      going.push(outcome);
+    }
+    let result: ExecutionResult;
+    try {
+      result = await asInterpreted(this.plan.query(undefined, contextValue, variableValues), this.document);
+    } catch (error) {
+      for (const { failed } of going) failed?.(error);
+      throw error;
+    }
+    return this.finish(going, result);
+  }
+
+  private finish(
+    going: Exclude<PartOutcome, undefined | { answer: ExecutionResult }>[],
+    result: ExecutionResult,
+  ): ExecutionResult {
+    for (const { done } of going) result = done?.(result) ?? result;
+    return result;
+  }
 }
 
 /**
@@ -278,6 +419,9 @@ export class DocumentCache {
    */
   private readonly doorkeeper: LRUCache<string, { firstSeen: number; uses: number }>;
 
+  /** The pipeline's plugins that have a part in prepared requests, in pipeline order. */
+  private parts: readonly PartPlugin[] = [];
+
   constructor(
     private readonly config: DocumentCacheConfig,
     private readonly events: DocumentCacheEvents = {},
@@ -309,6 +453,25 @@ export class DocumentCache {
       compiled,
       doorkeeper: this.doorkeeper.size,
     };
+  }
+
+  /** The pipeline whose plugins' parts make up each prepared request (set once, by graphql/yoga.ts). */
+  prepareWith(plugins: readonly Plugin[]): void {
+    this.parts = plugins.filter(hasPart);
+  }
+
+  /**
+   * The prepared request of a hot operation, by the text and operation name a request sends; null
+   * when that operation is not prepared (not hot yet, not a query, or incremental): it then takes
+   * the first path.
+   */
+  preparedRequest(source: string, operationName: string | null | undefined): PreparedRequest | null {
+    const operations = this.lru.get(source)?.prepared.operations;
+    if (!operations) return null;
+    return (
+      operations.get(operationName === null || operationName === undefined ? '\u0000' : operationName)
+        ?.request ?? null
+    );
   }
 
   /** Keeps a parsed document on its keepAfter-th use; the uses before only leave its text with the doorkeeper. */
@@ -370,6 +533,13 @@ export class DocumentCache {
       return null;
     }
     operation.compiled = compiled;
+    operation.request = new PreparedRequest(
+      args.schema,
+      args.document,
+      args.operationName ?? undefined,
+      this.parts.map((plugin) => plugin.requestPart(args)).filter((part) => part !== null),
+      compiled,
+    );
     entry.bytes = bytes;
     this.events.compiled?.();
     // Set again, as a new slot, to account for its new size (evicting others if need be).

@@ -15,13 +15,19 @@ import {
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 
-type OnExecutePayload = Parameters<NonNullable<Plugin['onExecute']>>[0];
 type OnResponsePayload = Parameters<NonNullable<Plugin['onResponse']>>[0];
 
 import { LRUCache } from 'lru-cache';
 import type { SharedCache, SharedFill } from '../../scale/shared-cache.js';
 import { declaredCacheScope } from '../../schema/cache-scope.js';
-import { operationFact } from './prepared.js';
+import {
+  type OperationInfo,
+  operationFact,
+  type PartOutcome,
+  type PartPlugin,
+  partPlugin,
+  type RequestPart,
+} from './prepared.js';
 
 /**
  * Whole results of public queries reused for a while, and the same answers offered to CDNs and
@@ -144,7 +150,7 @@ export class PublicResponseCache {
   private nextId = 0;
   // Across instances a document is known by a hash of its printed text, computed once per document.
   private readonly documentHashes = new WeakMap<DocumentNode, string>();
-  readonly plugin: Plugin;
+  readonly plugin: PartPlugin & Plugin;
 
   constructor({
     ttlMs,
@@ -163,7 +169,7 @@ export class PublicResponseCache {
     });
     this.cacheControl = `public, max-age=${Math.max(1, Math.floor(ttlMs / 1000))}`;
     this.plugin = {
-      onExecute: (payload) => this.onExecute(payload),
+      ...partPlugin((operation) => this.part(operation)),
       onResponse: (payload) => this.onResponse(payload),
     };
   }
@@ -225,34 +231,45 @@ export class PublicResponseCache {
     });
   }
 
-  private onExecute({ args, executeFn, setExecuteFn, setResultAndStopExecution }: OnExecutePayload) {
-    const verdict = isPublicOperation(args.schema, args.document, args.operationName);
-    const request = (args.contextValue as { request?: { method?: string } } | undefined)?.request;
-    const get = request?.method === 'GET' ? request : undefined;
-    if (get) this.shareable.set(get, verdict && this.shareable.get(get) !== false);
-    if (!verdict) return;
-    const rest = `${args.operationName ?? ''}\u0000${JSON.stringify(args.variableValues ?? {})}`;
-    const key = `${this.documentKey(args.document)}\u0000${rest}`;
-    const settle = (outcome: Outcome) => {
-      if ('found' in outcome) {
-        setResultAndStopExecution(outcome.found);
-        return undefined;
-      }
-      const fill = outcome.fill;
-      if (fill) {
-        // An execution that rejects never reaches onExecuteDone: its fill lock is released here,
-        // so that other instances do not wait out the lock for a value that will never come.
-        setExecuteFn((executionArgs) =>
-          Promise.resolve(executeFn(executionArgs)).catch((error: unknown) => {
-            this.shared?.failed(fill);
-            throw error;
-          }),
-        );
-      }
-      return { onExecuteDone: ({ result }: { result: unknown }) => this.done(key, result, get, fill) };
+  /**
+   * The cache's part of a request: for a public operation, its answer from an entry, or its result
+   * kept; for a GET, whether its answer may be offered to a CDN.
+   */
+  private part({ schema, document, operationName }: OperationInfo): RequestPart {
+    const verdict = isPublicOperation(schema, document, operationName);
+    const getOf = (context: unknown) => {
+      const request = (context as { request?: { method?: string } } | undefined)?.request;
+      return request?.method === 'GET' ? request : undefined;
     };
-    const outcome = this.lookup(key, args.document, rest);
-    return outcome instanceof Promise ? outcome.then(settle) : settle(outcome);
+    if (!verdict) {
+      return ({ contextValue }) => {
+        const get = getOf(contextValue);
+        if (get) this.shareable.set(get, false);
+        return undefined;
+      };
+    }
+    const documentKey = this.documentKey(document);
+    return ({ contextValue, operationName, variableValues }) => {
+      const get = getOf(contextValue);
+      if (get) this.shareable.set(get, this.shareable.get(get) !== false);
+      const rest = `${operationName ?? ''}\u0000${JSON.stringify(variableValues ?? {})}`;
+      const key = `${documentKey}\u0000${rest}`;
+      const settle = (outcome: Outcome): PartOutcome => {
+        if ('found' in outcome) return { answer: outcome.found };
+        const fill = outcome.fill;
+        return {
+          done: (result) => {
+            this.done(key, result, get, fill);
+            return undefined;
+          },
+          // An execution that rejects never gets to `done`: its fill lock is released here, so
+          // that other instances do not wait out the lock for a value that will never come.
+          ...(fill ? { failed: () => this.shared?.failed(fill) } : {}),
+        };
+      };
+      const outcome = this.lookup(key, document, rest);
+      return outcome instanceof Promise ? outcome.then(settle) : settle(outcome);
+    };
   }
 
   /** An executed public operation: its answer kept (and shared) unless it streamed or has errors. */

@@ -1,9 +1,15 @@
 import { readdirSync } from 'node:fs';
 import { type DocumentNode, getOperationAST } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
-import { attachTrace, finishTrace, startTrace, type Telemetry, traceOf } from '../../ops/request-trace.js';
+import {
+  attachTrace,
+  finishTrace,
+  type RequestTrace,
+  startTrace,
+  type Telemetry,
+  traceOf,
+} from '../../ops/request-trace.js';
 import { OPERATIONS_DIR } from '../graphiql.js';
-import { type OperationFact, operationFact } from './prepared.js';
+import { type OperationFact, operationFact, type PartPlugin } from './prepared.js';
 
 const OPERATION_NAME = /^[_A-Za-z][_0-9A-Za-z]{0,63}$/;
 
@@ -65,10 +71,14 @@ export function operationLabeler({
   };
 }
 
-/**
- * The name of the operation a request names, or of the one its document holds, worked out once
- * per prepared document and operation name; its label is asked of the labeler on every request.
- */
+/** The name of the operation a request names, or of the one its document holds: once per prepared operation. */
+const nameOf = (
+  names: OperationFact<string | undefined>,
+  document: DocumentNode,
+  given: string | null | undefined,
+) => names.of(document, given, () => given || getOperationAST(document, null)?.name?.value);
+
+/** The label of a request's operation, asked of the labeler on every request. */
 function operationLabel(
   label: (name: unknown) => string,
   names: OperationFact<string | undefined>,
@@ -78,13 +88,7 @@ function operationLabel(
   const given = params?.operationName;
   if (!(document instanceof Object) || !('definitions' in document)) return label(given);
   if (given !== undefined && given !== null && typeof given !== 'string') return label(given);
-  return label(
-    names.of(
-      document as DocumentNode,
-      given,
-      () => given || getOperationAST(document as DocumentNode, null)?.name?.value,
-    ),
-  );
+  return label(nameOf(names, document as DocumentNode, given));
 }
 
 /**
@@ -93,9 +97,14 @@ function operationLabel(
  * operation is named in the parse hook, which both paths run (the fast path drives Yoga's envelop
  * pipeline with its own request object in the context). The result is recorded by answer.ts.
  */
-export function useTelemetry(telemetry: Telemetry, label: (name: unknown) => string): Plugin {
+export function useTelemetry(telemetry: Telemetry, label: (name: unknown) => string): PartPlugin {
   // This gateway's operation names (its labeler caps how many distinct labels there are).
   const names = operationFact<string | undefined>();
+  const name = (trace: RequestTrace, operation: string) => {
+    trace.operation = operation;
+    // The server span is named after the operation (a bounded label, never the document).
+    trace.span?.updateName(operation).setAttribute('graphql.operation.name', operation);
+  };
   return {
     onRequest({ request, url }) {
       if (!traceOf(request)) {
@@ -107,10 +116,16 @@ export function useTelemetry(telemetry: Telemetry, label: (name: unknown) => str
       return ({ result }) => {
         const { request, params } = context as { request?: object; params?: { operationName?: unknown } };
         const trace = traceOf(request);
-        if (!trace) return;
-        trace.operation = operationLabel(label, names, params, result);
-        // The server span is named after the operation (a bounded label, never the document).
-        trace.span?.updateName(trace.operation).setAttribute('graphql.operation.name', trace.operation);
+        if (trace) name(trace, operationLabel(label, names, params, result));
+      };
+    },
+    // A prepared request is not parsed: its operation is named from what was prepared.
+    requestPart: ({ document, operationName }) => {
+      const operation = nameOf(names, document, operationName);
+      return ({ contextValue }) => {
+        const trace = traceOf((contextValue as { request?: object }).request);
+        if (trace) name(trace, label(operation));
+        return undefined;
       };
     },
     onResponse({ request, response }) {

@@ -1,0 +1,341 @@
+import { EventEmitter } from 'node:events';
+import { readdirSync, readFileSync } from 'node:fs';
+import { Writable } from 'node:stream';
+import { parse } from 'graphql';
+import { pino } from 'pino';
+import { Client, request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { exampleVariables } from '../../src/devnet/examples.js';
+import { type Devnet, startDevnet } from '../../src/devnet/index.js';
+import { createGateway, type Gateway, type GatewayOptions } from '../../src/gateway.js';
+import { devnetOptions, listen, parseAnswer, testSettings } from './helpers.js';
+
+/**
+ * Two paths, one pipeline. A hot operation's repeated request runs its prepared request (the parts
+ * of the pipeline's plugins, then its compiled plan); any other request runs envelop's hooks. Twin
+ * gateways get the same requests over real sockets: one whose operations are prepared from their
+ * first use, one whose operations never are. The prepared one must answer (status, headers, bytes),
+ * log and count exactly as the other, for successes and for every kind of refusal and failure, in
+ * every dialect project.
+ */
+
+const ORIGIN = 'https://explorer.example';
+const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+
+/** The request counters both paths keep (durations aside, which differ by nature). */
+const COUNTERS =
+  /^(graphql_requests_total|graphql_errors_total|upstream_requests_total|cache_requests_total|rate_limited_requests_total)\{/;
+
+interface Side {
+  gateway: Gateway;
+  url: string;
+  lines: Record<string, unknown>[];
+  logged: EventEmitter;
+  close(): Promise<void>;
+}
+
+interface Twin {
+  prepared: Side;
+  first: Side;
+  close(): Promise<void>;
+}
+
+let devnet: Devnet;
+
+async function side(overrides: Partial<GatewayOptions>, compileAfter: number): Promise<Side> {
+  const lines: Record<string, unknown>[] = [];
+  const logged = new EventEmitter();
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      const line = JSON.parse(chunk.toString());
+      lines.push(line);
+      logged.emit('line', line);
+      done();
+    },
+  });
+  const settings = testSettings(overrides);
+  const gateway = createGateway({
+    ...settings,
+    cors: { ...settings.cors, origins: [ORIGIN] },
+    // Every document kept from its first use; compiled (and prepared) on its first execution, or never.
+    documents: { ...settings.documents, keepAfter: 1, compileAfter },
+    upstreamUrls: devnet.urls,
+    logger: pino({ level: 'info' }, sink),
+  });
+  const http = await listen(gateway);
+  return {
+    gateway,
+    url: http.url,
+    lines,
+    logged,
+    close: async () => {
+      await http.close();
+      await gateway.close();
+    },
+  };
+}
+
+/** Twin gateways with the same settings (a rate limit with a budget these tests never reach unless given). */
+async function twin(overrides: Partial<GatewayOptions> = {}): Promise<Twin> {
+  const config = loadConfig({});
+  const settings = { scale: { ...config.scale, rateLimitPoints: 100_000_000 }, ...overrides };
+  const [prepared, first] = await Promise.all([side(settings, 1), side(settings, 0)]);
+  return { prepared, first, close: async () => void (await Promise.all([prepared.close(), first.close()])) };
+}
+
+interface Call {
+  query: string;
+  variables?: Record<string, unknown>;
+  operationName?: string;
+  token?: string;
+}
+
+interface Exchange {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+  /** What the gateway logged for it, times aside: its request line last. */
+  log: Record<string, unknown>[];
+}
+
+const preparedCount = async (s: Side) =>
+  Number(
+    /^graphql_prepared_requests_total (\d+)/m.exec(
+      await (await fetch(s.url.replace('/graphql', '/metrics'))).text(),
+    )?.[1],
+  );
+
+const counters = async (s: Side) =>
+  (await (await fetch(s.url.replace('/graphql', '/metrics'))).text())
+    .split('\n')
+    .filter((line) => COUNTERS.test(line))
+    .sort();
+
+/** The gateway's log lines up to the request line of `requestId`, from `from` on, times removed. */
+function logUntil(s: Side, from: number, requestId: string): Promise<Record<string, unknown>[]> {
+  const strip = (lines: Record<string, unknown>[]) =>
+    lines.map(({ time: _time, durationMs: _duration, ...rest }) => rest);
+  const end = () => s.lines.findIndex((line, i) => i >= from && line.requestId === requestId);
+  return new Promise((resolve) => {
+    if (end() >= 0) return resolve(strip(s.lines.slice(from, end() + 1)));
+    const check = () => {
+      if (end() < 0) return;
+      s.logged.off('line', check);
+      resolve(strip(s.lines.slice(from, end() + 1)));
+    };
+    s.logged.on('line', check);
+  });
+}
+
+let sequence = 0;
+async function send(s: Side, call: Call, requestId = `prepared-${++sequence}`): Promise<Exchange> {
+  const from = s.lines.length;
+  const res = await request(s.url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json',
+      origin: ORIGIN,
+      'x-request-id': requestId,
+      traceparent: TRACEPARENT,
+      ...(call.token ? { authorization: `Bearer ${call.token}` } : {}),
+    },
+    body: JSON.stringify({ query: call.query, variables: call.variables, operationName: call.operationName }),
+  });
+  const { date, ...headers } = res.headers;
+  expect(date).toEqual(expect.any(String));
+  const body = await res.body.text();
+  return { status: res.statusCode, headers, body, log: await logUntil(s, from, requestId) };
+}
+
+/**
+ * `warm` to both (it makes the operation hot on the prepared twin), then `call` to both under one
+ * request id: the prepared twin answers it from its prepared request, the other through envelop's
+ * hooks, and both must answer, log and count alike. Returns the answer.
+ */
+async function alike(t: Twin, warm: Call, call: Call): Promise<Exchange> {
+  await send(t.prepared, warm);
+  await send(t.first, warm);
+  const before = await preparedCount(t.prepared);
+  const requestId = `compared-${++sequence}`;
+  const prepared = await send(t.prepared, call, requestId);
+  const first = await send(t.first, call, requestId);
+  expect(await preparedCount(t.prepared)).toBe(before + 1);
+  expect(await preparedCount(t.first)).toBe(0);
+  expect(prepared).toEqual(first);
+  expect(await counters(t.prepared)).toEqual(await counters(t.first));
+  return prepared;
+}
+
+const codes = (answer: Exchange): string[] =>
+  (parseAnswer(answer.body).errors ?? []).map((e: { extensions: { code: string } }) => e.extensions.code);
+
+const DIR = new URL('../../operations/', import.meta.url);
+const queries = readdirSync(DIR)
+  .filter((file) => file.endsWith('.graphql'))
+  .map((file) => readFileSync(new URL(file, DIR), 'utf8'))
+  .map((text) => {
+    const [definition] = parse(text).definitions;
+    return definition?.kind === 'OperationDefinition' ? { text, definition } : null;
+  })
+  .filter((op) => op !== null && op.definition.operation === 'query')
+  .map((op) => [op?.definition.name?.value as string, op?.text as string] as const);
+
+let base: Twin;
+beforeAll(async () => {
+  devnet = await startDevnet(devnetOptions({ record: true }));
+  base = await twin();
+});
+afterAll(async () => {
+  await base?.close();
+  await devnet?.close();
+});
+
+describe('a prepared request answers, logs and counts as the first path does', () => {
+  it.each(queries)('the frontends’ %s', async (name, text) => {
+    const call = { query: text, variables: exampleVariables(devnet.data)[name], token: devnet.token };
+    const answer = await alike(base, call, call);
+    expect(answer.status).toBe(200);
+    expect(codes(answer)).toEqual([]);
+    expect(answer.log.at(-1)).toMatchObject({ operation: name, outcome: 'ok', status: 200 });
+  });
+
+  const block = 'query Block($h: Int!) { block(height: $h) { height hash } }';
+  const deep = 'query Deep($q: String!) { search(query: $q) { results { kind } } }';
+  const paged = 'query Paged($p: Int!) { validators(page: $p) { nodes { moniker } } }';
+  const costly =
+    'query Costly($n: Int!) { searchSuggestions(query: "0x") { addresses { delegations(pageSize: $n) { nodes { shares validator { moniker } } } } } }';
+  it.each([
+    [
+      'a variable that does not coerce',
+      { query: block, variables: { h: 42 } },
+      { query: block, variables: { h: 'x' } },
+      'BAD_USER_INPUT',
+      'invalid',
+    ],
+    [
+      'a missing variable',
+      { query: block, variables: { h: 42 } },
+      { query: block },
+      'BAD_USER_INPUT',
+      'invalid',
+    ],
+    [
+      'variables nested too deep',
+      { query: deep, variables: { q: 'x' } },
+      { query: deep, variables: { q: [[[[[[[[[['x']]]]]]]]]] } },
+      'BAD_USER_INPUT',
+      'invalid',
+    ],
+    [
+      'an argument its field refuses',
+      { query: paged, variables: { p: 1 } },
+      { query: paged, variables: { p: 0 } },
+      'BAD_USER_INPUT',
+      'error',
+    ],
+    [
+      'a price over MAX_COMPLEXITY',
+      { query: costly, variables: { n: 1 } },
+      { query: costly, variables: { n: 100 } },
+      'BAD_USER_INPUT',
+      'invalid',
+    ],
+    [
+      'a missing token',
+      { query: '{ failedTransactions(pageSize: 2) { nodes { hash } } }' },
+      { query: '{ failedTransactions(pageSize: 2) { nodes { hash } } }' },
+      'UNAUTHENTICATED',
+      'error',
+    ],
+  ])('%s', async (_label, warm, call, code, outcome) => {
+    const answer = await alike(base, { ...warm, token: devnet.token }, call);
+    expect(codes(answer)).toEqual([code]);
+    expect(answer.log.at(-1)).toMatchObject({ outcome, errorCodes: [code] });
+  });
+
+  it('an upstream failing: partial data and a coded error', async () => {
+    // No cache to answer from while staking fails.
+    const uncached = await twin({ responseCacheTtlMs: 0, validatorCacheTtlMs: 0 });
+    const query =
+      'query Two { searchSuggestions(query: "12") { query } validatorStatistics { totalValidators } }';
+    try {
+      expect(codes(await alike(uncached, { query }, { query }))).toEqual([]);
+      devnet.setFailing('stake');
+      const answer = await alike(uncached, { query }, { query });
+      expect(parseAnswer(answer.body).data).toEqual({
+        searchSuggestions: { query: '12' },
+        validatorStatistics: null,
+      });
+      expect(codes(answer)).toEqual(['UPSTREAM_ERROR']);
+      expect(answer.log.at(-1)).toMatchObject({ outcome: 'partial', errorCodes: ['UPSTREAM_ERROR'] });
+    } finally {
+      devnet.setFailing(null);
+      await uncached.close();
+    }
+  });
+
+  it('the response cache answers a public query on both paths', async () => {
+    const cached = await twin({ responseCacheTtlMs: 60_000, validatorCacheTtlMs: 60_000 });
+    try {
+      const query = '{ validators(pageSize: 100) { nodes { moniker tokens commission { rate } } } }';
+      const answer = await alike(cached, { query }, { query });
+      expect(codes(answer)).toEqual([]);
+      expect(answer.log.at(-1)).toMatchObject({ upstreamCalls: 0 });
+    } finally {
+      await cached.close();
+    }
+  });
+
+  it('over the rate limit: 429 with the same retry-after', async () => {
+    const query = '{ validatorStatistics { totalValidators } }';
+    // A budget of one such query a window: the warm-up spends it.
+    const limited = await twin({ scale: { ...loadConfig({}).scale, rateLimitPoints: 11 } });
+    const now = vi.spyOn(Date, 'now').mockReturnValue(Date.now());
+    try {
+      const answer = await alike(limited, { query }, { query });
+      expect(answer.status).toBe(429);
+      expect(answer.headers['retry-after']).toBe('60');
+      expect(codes(answer)).toEqual(['RATE_LIMITED']);
+    } finally {
+      now.mockRestore();
+      await limited.close();
+    }
+  });
+});
+
+describe('what still holds on the prepared path', () => {
+  it('a client that hangs up cancels its upstream call, and is logged 499', async () => {
+    const query = 'query Slow($q: String!) { searchSuggestions(query: $q) { query } }';
+    await send(base.prepared, { query, variables: { q: '1' } });
+    const before = await preparedCount(base.prepared);
+    devnet.resetRecords();
+    devnet.setLatency(5_000);
+    const origin = new URL(base.prepared.url);
+    const client = new Client(origin.origin);
+    try {
+      const from = base.prepared.lines.length;
+      const controller = new AbortController();
+      const answered = client
+        .request({
+          path: origin.pathname,
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-request-id': 'hangs-up' },
+          body: JSON.stringify({ query, variables: { q: '2' } }),
+          signal: controller.signal,
+        })
+        .catch((error: Error) => error.name);
+      // Hung up once the upstream call is under way.
+      await vi.waitFor(() => expect(devnet.requests.length).toBe(1), { timeout: 5_000, interval: 5 });
+      controller.abort();
+      expect(await answered).toBe('AbortError');
+      const log = await logUntil(base.prepared, from, 'hangs-up');
+      expect(log.at(-1)).toMatchObject({ status: 499, operation: 'Slow' });
+      expect(await preparedCount(base.prepared)).toBe(before + 1);
+    } finally {
+      devnet.setLatency(0);
+      await client.close();
+    }
+  });
+});
