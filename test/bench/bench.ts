@@ -336,7 +336,7 @@ export const START_FLAGS = (
  * as `npm start` runs it, with its V8 flags and NODE_ENV=production.
  */
 /** A compiled gateway's entry point: `main.js`, or `server.js` in builds from before the move to src/main.ts. */
-function entryPoint(target: string): string {
+export function entryPoint(target: string): string {
   const main = resolve(ROOT, target, 'main.js');
   return existsSync(main) ? main : resolve(ROOT, target, 'server.js');
 }
