@@ -12,7 +12,7 @@ export function createLogger(level: Config['logLevel'], worker: number | null = 
   const options: LoggerOptions = {
     level,
     ...(worker !== null ? { base: { pid: process.pid, hostname: hostname(), worker } } : {}),
-    redact: { paths: ['authorization', '*.authorization', 'token', '*.token'], censor: '[redacted]' },
+    redact: REDACTED,
   };
   if (process.stdout.isTTY) {
     return pino({
@@ -26,6 +26,24 @@ export function createLogger(level: Config['logLevel'], worker: number | null = 
   const logger = pino(options, pino.destination({ sync: false, minLength: 4096 }));
   setInterval(() => logger.flush(), 1000).unref();
   return logger;
+}
+
+const REDACTED = { paths: ['authorization', '*.authorization', 'token', '*.token'], censor: '[redacted]' };
+
+const requestLoggers = new WeakMap<Logger, Logger>();
+
+/**
+ * Where each request's line goes: the logger's child with redaction of top-level names only. The
+ * line's fields are the gateway's own (ids, a bounded operation label, counts, codes), none nested;
+ * the wildcard paths cost about 3 µs a line (a fifth of the gateway's logging), for nothing here.
+ */
+export function requestLogger(logger: Logger): Logger {
+  let child = requestLoggers.get(logger);
+  if (!child) {
+    child = logger.child({}, { redact: { paths: ['authorization', 'token'], censor: REDACTED.censor } });
+    requestLoggers.set(logger, child);
+  }
+  return child;
 }
 
 /** An error for a log line: its name, code and stack frames, never its message. */

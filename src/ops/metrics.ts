@@ -1,4 +1,4 @@
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, type LabelValues, Registry } from 'prom-client';
 import type { UpstreamName } from '../errors.js';
 import type { CircuitName } from '../lib/circuit.js';
 import type { SharedCacheName, SharedLookup } from '../scale/shared-cache.js';
@@ -25,6 +25,7 @@ export class GatewayMetrics {
     name: 'graphql_requests_total',
     help: 'GraphQL requests by operation name and outcome (ok, partial, error, invalid).',
     labelNames: ['operation', 'outcome'] as const,
+    collect: () => this.flushTallies(),
     registers: [this.registry],
   });
   private readonly duration = new Histogram({
@@ -38,12 +39,14 @@ export class GatewayMetrics {
     name: 'graphql_errors_total',
     help: 'GraphQL responses carrying an error, by extensions.code.',
     labelNames: ['code'] as const,
+    collect: () => this.flushTallies(),
     registers: [this.registry],
   });
   private readonly upstreamRequests = new Counter({
     name: 'upstream_requests_total',
     help: 'HTTP requests to the upstreams, by upstream, endpoint and status (or failure).',
     labelNames: ['upstream', 'endpoint', 'status'] as const,
+    collect: () => this.flushTallies(),
     registers: [this.registry],
   });
   private readonly upstreamDuration = new Histogram({
@@ -57,24 +60,28 @@ export class GatewayMetrics {
     name: 'cache_requests_total',
     help: 'Lookups in the shared caches (validator list, public responses), by result.',
     labelNames: ['cache', 'result'] as const,
+    collect: () => this.flushTallies(),
     registers: [this.registry],
   });
   private readonly sharedCache = new Counter({
     name: 'shared_cache_requests_total',
     help: 'Lookups in Redis (REDIS_URL) after a miss in process, by cache and result (hit, waited for another instance, expired waiting for it, miss, unavailable).',
     labelNames: ['cache', 'result'] as const,
+    collect: () => this.flushTallies(),
     registers: [this.registry],
   });
   private readonly redisErrors = new Counter({
     name: 'redis_errors_total',
     help: 'Redis commands of the shared caches that failed (error, timeout) or were skipped while its breaker was open (circuit_open).',
     labelNames: ['kind'] as const,
+    collect: () => this.flushTallies(),
     registers: [this.registry],
   });
   private readonly unknownEnums = new Counter({
     name: 'upstream_enum_unknown_values_total',
     help: 'Upstream enum values outside the graph’s enum, answered as UNSPECIFIED, by GraphQL enum.',
     labelNames: ['enum'] as const,
+    collect: () => this.flushTallies(),
     registers: [this.registry],
   });
   private readonly rateLimited = new Counter({
@@ -102,18 +109,21 @@ export class GatewayMetrics {
     name: 'live_polls_total',
     help: 'Live-update polls of each source (blocks, validators, failed), by result: ok, error (the upstream failed: no event, the gap filled by the next good poll), elsewhere (another instance holds the source), undecided (Redis did not say who holds it, so no poll).',
     labelNames: ['source', 'result'] as const,
+    collect: () => this.flushTallies(),
     registers: [this.registry],
   });
   private readonly liveEvents = new Counter({
     name: 'live_events_total',
     help: 'Live-update events found by this process’s polls, by source.',
     labelNames: ['source'] as const,
+    collect: () => this.flushTallies(),
     registers: [this.registry],
   });
   private readonly liveExecutions = new Counter({
     name: 'live_executions_total',
     help: 'Live events executed and serialized, by source: once per group of alike subscribers an event reaches, whatever the group’s size.',
     labelNames: ['source'] as const,
+    collect: () => this.flushTallies(),
     registers: [this.registry],
   });
   /** Groups of alike subscribers (same operation, variables and credential) open in this process. */
@@ -161,6 +171,31 @@ export class GatewayMetrics {
     collectDefaultMetrics({ register: this.registry });
   }
 
+  /**
+   * Labelled counters' increments as plain additions per label set, handed to prom-client when it
+   * is scraped (each counter's `collect`): prom-client hashes and checks the labels on every
+   * increment, and a request makes several.
+   */
+  private readonly tallies = new Map<
+    string,
+    { counter: Counter<string>; labels: LabelValues<string>; n: number }
+  >();
+  private tally(key: string, counter: Counter<string>, labels: () => LabelValues<string>, n = 1): void {
+    let tally = this.tallies.get(key);
+    if (tally === undefined) {
+      tally = { counter, labels: labels(), n: 0 };
+      this.tallies.set(key, tally);
+    }
+    tally.n += n;
+  }
+  private flushTallies(): void {
+    for (const tally of this.tallies.values()) {
+      if (tally.n === 0) continue;
+      tally.counter.inc(tally.labels, tally.n);
+      tally.n = 0;
+    }
+  }
+
   // Labelled children looked up once per label set: prom-client hashes the labels on every call otherwise.
   private readonly children = new Map<string, unknown>();
   private child<T>(key: string, make: () => T): T {
@@ -173,34 +208,36 @@ export class GatewayMetrics {
   }
 
   observeRequest(operation: string, outcome: string, codes: readonly string[], seconds: number): void {
-    this.child(`r\0${operation}\0${outcome}`, () => this.requests.labels(operation, outcome)).inc();
+    this.tally(`r\0${operation}\0${outcome}`, this.requests, () => ({ operation, outcome }));
     this.child(`d\0${operation}`, () => this.duration.labels(operation)).observe(seconds);
-    for (const code of codes) this.child(`e\0${code}`, () => this.errors.labels(code)).inc();
+    for (const code of codes) this.tally(`e\0${code}`, this.errors, () => ({ code }));
   }
 
   /** Drops an operation's series (its label was given to another name: telemetry.ts). */
   forgetOperation(operation: string): void {
-    for (const key of this.children.keys()) {
+    const duration = `d\0${operation}`;
+    if (this.children.delete(duration)) this.duration.remove(operation);
+    for (const key of this.tallies.keys()) {
       const [kind, name, outcome] = key.split('\0');
-      if (name !== operation) continue;
-      if (kind === 'r') this.requests.remove(operation, outcome as string);
-      else if (kind === 'd') this.duration.remove(operation);
-      else continue;
-      this.children.delete(key);
+      if (kind !== 'r' || name !== operation) continue;
+      this.requests.remove(operation, outcome as string);
+      this.tallies.delete(key);
     }
   }
 
   observeUpstream({ upstream, endpoint, status, seconds }: UpstreamCallEvent): void {
-    this.child(`u\0${upstream}\0${endpoint}\0${status}`, () =>
-      this.upstreamRequests.labels(upstream, endpoint, status),
-    ).inc();
+    this.tally(`u\0${upstream}\0${endpoint}\0${status}`, this.upstreamRequests, () => ({
+      upstream,
+      endpoint,
+      status,
+    }));
     this.child(`t\0${upstream}\0${endpoint}`, () => this.upstreamDuration.labels(upstream, endpoint)).observe(
       seconds,
     );
   }
 
   observeUnknownEnum(enumName: string): void {
-    this.child(`n\0${enumName}`, () => this.unknownEnums.labels(enumName)).inc();
+    this.tally(`n\0${enumName}`, this.unknownEnums, () => ({ enum: enumName }));
   }
 
   observeCompilation(): void {
@@ -251,15 +288,15 @@ export class GatewayMetrics {
   }
 
   observePoll(source: string, result: 'ok' | 'error' | 'elsewhere' | 'undecided'): void {
-    this.child(`p\0${source}\0${result}`, () => this.polls.labels(source, result)).inc();
+    this.tally(`p\0${source}\0${result}`, this.polls, () => ({ source, result }));
   }
 
   observeLiveEvents(source: string, count: number): void {
-    if (count > 0) this.child(`l\0${source}`, () => this.liveEvents.labels(source)).inc(count);
+    if (count > 0) this.tally(`l\0${source}`, this.liveEvents, () => ({ source }), count);
   }
 
   observeLiveExecution(source: string): void {
-    this.child(`x\0${source}`, () => this.liveExecutions.labels(source)).inc();
+    this.tally(`g\0${source}`, this.liveExecutions, () => ({ source }));
   }
 
   observeDelivery(seconds: number): void {
@@ -276,15 +313,15 @@ export class GatewayMetrics {
 
   observeCache(cache: 'validators' | 'responses', hit: boolean): void {
     const result = hit ? 'hit' : 'miss';
-    this.child(`c\0${cache}\0${result}`, () => this.cache.labels(cache, result)).inc();
+    this.tally(`c\0${cache}\0${result}`, this.cache, () => ({ cache, result }));
   }
 
   observeSharedCache(cache: SharedCacheName, result: SharedLookup): void {
-    this.child(`s\0${cache}\0${result}`, () => this.sharedCache.labels(cache, result)).inc();
+    this.tally(`s\0${cache}\0${result}`, this.sharedCache, () => ({ cache, result }));
   }
 
   observeRedisError(kind: 'timeout' | 'error' | 'circuit_open'): void {
-    this.child(`x\0${kind}`, () => this.redisErrors.labels(kind)).inc();
+    this.tally(`x\0${kind}`, this.redisErrors, () => ({ kind }));
   }
 
   /** `redis_up` (1 or 0), for a gateway with REDIS_URL only. */

@@ -2,6 +2,7 @@ import { randomFillSync, randomUUID } from 'node:crypto';
 import { type Context, trace as otelTrace, ROOT_CONTEXT, type Span } from '@opentelemetry/api';
 import type { ExecutionResult, GraphQLError } from 'graphql';
 import type { Logger } from 'pino';
+import { requestLogger } from './logger.js';
 import type { GatewayMetrics } from './metrics.js';
 import {
   callerContext,
@@ -90,7 +91,7 @@ export function finishTrace({ metrics, logger }: Telemetry, trace: RequestTrace,
     logger.error({ err: error }, 'recording request metrics failed');
   }
   if (trace.span) endServerSpan(trace.span, status, trace.errorCodes);
-  logger.info(
+  requestLogger(logger).info(
     {
       requestId: trace.requestId,
       traceId: trace.traceId,

@@ -19,7 +19,7 @@
  * request grow as req/s falls (wake-ups, socket writes, the event loop's turns): `--rate` loads a
  * target at a fixed req/s, to compare the baseline with the gateway at the gateway's rate.
  *
- * Options: --duration S (10), --warmup S (3), --connections N (16), --rate R (requests per second,
+ * Options: --scenario S2 (another scenario of bench.ts than S1), --duration S (10), --warmup S (3), --connections N (16), --rate R (requests per second,
  * default unlimited), --target DIR (the gateway's build, default dist; this tool never builds),
  * --only gateway|baseline, --out FILE (default test/bench/results/stages.json), --keep DIR (where
  * the profiles go, default a new temporary directory; they are kept), --analyse DIR (charge again
@@ -359,6 +359,8 @@ interface RunRecord {
 }
 
 interface RunOptions {
+  /** The scenario of bench.ts that loads the target (S1 unless --scenario says). */
+  scenario: string;
   durationSec: number;
   warmupSec: number;
   connections: number;
@@ -437,7 +439,7 @@ function loadAtRate(url: string, scenario: Scenario, options: RunOptions & { rat
   });
 }
 
-/** Warms a target up, measures S1 on it over the window, stops it: the record of the run. */
+/** Warms a target up, measures its scenario on it over the window, stops it: the record of the run. */
 async function profileRun(
   name: RunRecord['name'],
   target: string,
@@ -446,7 +448,8 @@ async function profileRun(
   options: RunOptions,
 ): Promise<RunRecord> {
   mkdirSync(dir, { recursive: true });
-  const scenario = scenarios().find((s) => s.id === 'S1') as Scenario;
+  const scenario = scenarios().find((s) => s.id === options.scenario);
+  if (!scenario) throw new Error(`no scenario ${options.scenario}`);
   const started = await startProfiled(name, target, urls, dir);
   const startedAt = new Date().toISOString();
   try {
@@ -507,7 +510,7 @@ const analyse = (dir: string): TargetStages => {
 
 export interface StagesResult {
   node: string;
-  scenario: 'S1';
+  scenario: string;
   profilerIntervalUs: 100;
   rules: { stage: Stage; url?: string; fn?: string; caller?: string; weak?: true }[];
   targets: TargetStages[];
@@ -595,6 +598,7 @@ async function runTargets(names: RunRecord['name'][], target: string, root: stri
 
 async function main(): Promise<void> {
   const options: RunOptions = {
+    scenario: cliOption('scenario', 'S1'),
     durationSec: Number(cliOption('duration', '10')),
     warmupSec: Number(cliOption('warmup', '3')),
     connections: Number(cliOption('connections', '16')),
@@ -610,7 +614,8 @@ async function main(): Promise<void> {
     .map((n) => analyse(join(root, n)));
   const result: StagesResult = {
     node: process.version,
-    scenario: 'S1',
+    // An analysed run's own scenario (runs older than --scenario measured S1).
+    scenario: targets[0]?.options.scenario ?? options.scenario,
     profilerIntervalUs: 100,
     rules: RULES.map(describeRule),
     targets,
@@ -621,7 +626,9 @@ async function main(): Promise<void> {
   console.log(`\n${formatStages(result)}\n`);
   for (const t of targets) {
     const stages: Stage[] =
-      t.name === 'gateway' ? ['other', 'runtime', 'orchestration', 'execution', 'upstream'] : ['other'];
+      t.name === 'gateway'
+        ? ['other', 'runtime', 'orchestration', 'execution', 'upstream', 'socket write']
+        : ['other', 'upstream', 'socket write'];
     console.log(`${formatFrames(t, stages)}\n`);
   }
   console.log(`figures written to ${out}`);

@@ -23,6 +23,7 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
   type ValueNode,
+  valueFromAST,
 } from 'graphql';
 import { type ErrorCode, GatewayError } from '../../errors.js';
 import type { Context } from '../context.js';
@@ -55,6 +56,11 @@ interface Pricing {
   fragments: Map<string, FragmentDefinitionNode>;
   /** The request's coerced variables; null while the price is worked out for every request at once. */
   variables: Record<string, unknown> | null;
+  /**
+   * Fields whose declared cost was worked out without the arguments variables give them: their
+   * arguments are still coerced on every request (a null fed to a non-null one refuses it).
+   */
+  unread: { field: GraphQLField<unknown, unknown>; node: FieldNode }[];
   /** Selection sets being priced (a fragment cycle is refused) and those priced, per type. */
   active: Set<SelectionSetNode>;
   done: Map<SelectionSetNode, Map<GraphQLNamedType, number>>;
@@ -81,6 +87,44 @@ function variablesFor(pricing: Pricing, nodes: readonly { value: ValueNode }[] |
   return pricing.variables ?? {};
 }
 
+/**
+ * A field's arguments as its declared cost reads them. While the price is worked out for every
+ * request at once, an argument given by a variable is unknown: reading it (or listing the
+ * arguments) means the price depends on the variables. So `delegations(delegatorAddress: $d,
+ * pageSize: 20)` has one price, whatever `$d` is.
+ */
+function argumentsFor(pricing: Pricing, field: GraphQLField<unknown, unknown>, node: FieldNode) {
+  if (pricing.variables !== null) return getArgumentValues(field, node, pricing.variables);
+  const given = new Map((node.arguments ?? []).map((argument) => [argument.name.value, argument.value]));
+  const known: Record<string, unknown> = {};
+  const unknown = new Set<string>();
+  for (const definition of field.args) {
+    const value = given.get(definition.name);
+    if (value && holdsVariable(value)) unknown.add(definition.name);
+    else if (value) known[definition.name] = valueFromAST(value, definition.type);
+    else if (definition.defaultValue !== undefined) known[definition.name] = definition.defaultValue;
+  }
+  if (unknown.size === 0) return known;
+  pricing.unread.push({ field, node });
+  return new Proxy(known, {
+    get: (target, name) => {
+      if (typeof name === 'string' && unknown.has(name)) throw DEPENDS_ON_VARIABLES;
+      return Reflect.get(target, name);
+    },
+    has: (target, name) => {
+      if (typeof name === 'string' && unknown.has(name)) throw DEPENDS_ON_VARIABLES;
+      return Reflect.has(target, name);
+    },
+    ownKeys: () => {
+      throw DEPENDS_ON_VARIABLES;
+    },
+    getOwnPropertyDescriptor: (target, name) => {
+      if (typeof name === 'string' && unknown.has(name)) throw DEPENDS_ON_VARIABLES;
+      return Reflect.getOwnPropertyDescriptor(target, name);
+    },
+  });
+}
+
 function priceField(pricing: Pricing, node: FieldNode, type: GraphQLNamedType): number {
   const field = isObjectType(type) || isInterfaceType(type) ? type.getFields()[node.name.value] : undefined;
   // Introspection fields cost one, whatever they select.
@@ -88,7 +132,7 @@ function priceField(pricing: Pricing, node: FieldNode, type: GraphQLNamedType): 
   let declared = field.extensions.complexity as DeclaredCost | undefined;
   if (typeof declared === 'function') {
     // A cost is declared from the field's arguments alone, never from the caller.
-    declared = declared(getArgumentValues(field, node, variablesFor(pricing, node.arguments)), {}, field);
+    declared = declared(argumentsFor(pricing, field, node), {}, field);
   }
   const multiplier =
     typeof declared === 'object' && declared.multiplier !== undefined
@@ -163,29 +207,40 @@ function pricer(schema: GraphQLSchema, document: DocumentNode, operation: Operat
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const definition of document.definitions)
     if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  const unread: Pricing['unread'] = [];
   const price: PriceOf = (variables) => {
     try {
       if (!root) throw new Error('no root type');
-      const pricing = { schema, fragments, variables, active: new Set(), done: new Map() } as Pricing;
+      const pricing: Pricing = { schema, fragments, variables, unread, active: new Set(), done: new Map() };
       const cost = priceSelectionSet(pricing, operation.selectionSet, root);
       if (Number.isFinite(cost) && cost >= 0) return cost;
       throw new Error(`priced at ${cost}`);
     } catch (error) {
       if (error === DEPENDS_ON_VARIABLES) throw error;
-      if (error instanceof GraphQLError) return new GatewayError(error.message, 'BAD_USER_INPUT');
-      return new GatewayError(
-        'The operation could not be priced, so it does not run.',
-        'INTERNAL_SERVER_ERROR',
-      );
+      return refusal(error);
     }
   };
   try {
     const once = price(null);
-    return () => once;
+    // The arguments the price did not read are coerced all the same, as graphql-js would.
+    return (variables) => {
+      try {
+        for (const { field, node } of unread) getArgumentValues(field, node, variables ?? {});
+      } catch (error) {
+        return refusal(error);
+      }
+      return once;
+    };
   } catch {
     return price;
   }
 }
+
+/** Why an operation cannot be priced: the caller's mistake (graphql-js's own message), else ours. */
+const refusal = (error: unknown): GatewayError =>
+  error instanceof GraphQLError
+    ? new GatewayError(error.message, 'BAD_USER_INPUT')
+    : new GatewayError('The operation could not be priced, so it does not run.', 'INTERNAL_SERVER_ERROR');
 
 /**
  * The cost of the operation a request executes, or why it cannot be priced: an operation that
