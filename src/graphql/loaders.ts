@@ -19,6 +19,9 @@ import type {
   ValidatorList,
 } from '../upstream/models.js';
 
+/** Spellings of validators' addresses other than staking's that a directory remembers. */
+const EXTRA_SPELLINGS = 4_096;
+
 /**
  * The validator list indexed by every address a validator is known by: operator, consensus
  * (block proposers) and wallet, in any encoding. Services disagree on the bech32 prefix (the
@@ -29,6 +32,7 @@ export class ValidatorDirectory {
   /** Exact text as staking sent it: the common case, a map access with no decoding. */
   private readonly byText = new Map<string, Validator>();
   private readonly byKey = new Map<string, Validator>();
+  private readonly maxText: number;
 
   constructor(readonly list: ValidatorList) {
     for (const v of list.validators) {
@@ -37,10 +41,18 @@ export class ValidatorDirectory {
         this.byKey.set(key, v);
       }
     }
+    this.maxText = this.byText.size + EXTRA_SPELLINGS;
   }
 
   find(address: string): Validator | null {
-    return this.byText.get(address) ?? this.byKey.get(addressKey(address)) ?? null;
+    const known = this.byText.get(address);
+    if (known) return known;
+    const found = this.byKey.get(addressKey(address)) ?? null;
+    // Another spelling of a known validator's address (a delegation's, a proposer's) is decoded
+    // once per list. Only spellings of the list's validators are kept, and at most
+    // EXTRA_SPELLINGS of them (a caller could try every letter case of an address).
+    if (found && this.byText.size < this.maxText) this.byText.set(address, found);
+    return found;
   }
 
   /** The validator whose operator address is these 20 bytes (40 hex digits), in any encoding. */

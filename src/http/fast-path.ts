@@ -4,7 +4,7 @@ import { GraphQLError } from 'graphql';
 import { processRegularResult, type YogaServerInstance } from 'graphql-yoga';
 import { INTERNAL_MESSAGE } from '../errors.js';
 import type { Context } from '../graphql/context.js';
-import type { DocumentCache } from '../graphql/plugins/prepared.js';
+import type { DocumentCache, PreparedRequest } from '../graphql/plugins/prepared.js';
 import type { ContextSource } from '../graphql/yoga.js';
 import { errorSummary } from '../ops/logger.js';
 import { attachTrace, finishTrace, startTrace, type Telemetry } from '../ops/request-trace.js';
@@ -106,18 +106,21 @@ export interface PreparedPath {
 }
 
 /**
- * A hot operation's repeated request runs its prepared request (graphql/plugins/prepared.ts): the
- * parts of the pipeline's plugins, then the compiled plan. Any other request is parsed, validated
- * and executed through Yoga's envelop pipeline, as Yoga's processRequest does.
+ * A hot operation's repeated request (`hot`) runs its prepared request
+ * (graphql/plugins/prepared.ts): the parts of the pipeline's plugins, then the compiled plan. Any
+ * other request is parsed, validated and executed through Yoga's envelop pipeline, as Yoga's
+ * processRequest does.
  */
 async function run(
   yoga: GatewayYoga,
   { telemetry, prepared }: { telemetry: Telemetry; prepared: PreparedPath },
-  request: ContextSource['request'],
-  params: GraphQLParams,
+  {
+    request,
+    params,
+    hot,
+  }: { request: ContextSource['request']; params: GraphQLParams; hot: PreparedRequest | null },
   serverContext: { req: IncomingMessage; res: ServerResponse },
 ): Promise<ExecutionResult> {
-  const hot = prepared.documents.preparedRequest(params.query, params.operationName);
   try {
     if (hot) {
       telemetry.metrics.preparedRequests.inc();
@@ -208,7 +211,12 @@ async function write(
 async function answer(
   yoga: GatewayYoga,
   { telemetry, cors, prepared }: Pick<ListenerOptions, 'telemetry' | 'cors' | 'prepared'>,
-  { req, res, params }: { req: IncomingMessage; res: ServerResponse; params: GraphQLParams },
+  {
+    req,
+    res,
+    params,
+    hot,
+  }: { req: IncomingMessage; res: ServerResponse; params: GraphQLParams; hot: PreparedRequest | null },
 ): Promise<void> {
   const headers = headersOf(req);
   const trace = startTrace(headers.get);
@@ -223,7 +231,10 @@ async function answer(
   });
   const request = { headers, signal: cancel };
   attachTrace(request, trace);
-  const result = finishResult(trace, await run(yoga, { telemetry, prepared }, request, params, { req, res }));
+  const result = finishResult(
+    trace,
+    await run(yoga, { telemetry, prepared }, { request, params, hot }, { req, res }),
+  );
   if (res.destroyed) return;
   await write(yoga, res, result, {
     ...cors.headers(headers.get('origin'), trace.requestId),
@@ -329,12 +340,17 @@ export function createRequestListener(yoga: GatewayYoga, options: ListenerOption
         params = null;
       }
       // An event stream is never answered as JSON: a subscription's is written here, any other
-      // (a query asked for as an event stream) by Yoga.
+      // (a query asked for as an event stream) by Yoga. A prepared request is a query's, never a stream.
+      const eventStream = wantsEventStream(req);
+      const hot =
+        params && !eventStream
+          ? options.prepared.documents.preparedRequest(params.query, params.operationName)
+          : null;
       const handled =
-        params && wantsEventStream(req) && /\bsubscription\b/.test(params.query)
+        params && eventStream && /\bsubscription\b/.test(params.query)
           ? subscription(req, res, params, body)
-          : params && !wantsEventStream(req) && !STREAMING.test(params.query)
-            ? answer(yoga, options, { req, res, params })
+          : params && !eventStream && (hot || !STREAMING.test(params.query))
+            ? answer(yoga, options, { req, res, params, hot })
             : toYoga(yoga, req, res, body);
       handled.catch(failed(telemetry, cors, req, res));
     });

@@ -68,13 +68,17 @@ export function startTrace(header: HeaderGetter, graphql = true): RequestTrace {
   };
 }
 
-/** Where each request's trace lives: on Yoga's Request objects, or on the fast path's own request. */
-const traces = new WeakMap<object, RequestTrace>();
+/**
+ * Where each request's trace lives: on Yoga's Request objects, or on the fast path's own request,
+ * under a symbol (a WeakMap entry per request costs more, in the collector too).
+ */
+const TRACE = Symbol('request trace');
+type Traced = { [TRACE]?: RequestTrace };
 export const attachTrace = (request: object, trace: RequestTrace): void => {
-  traces.set(request, trace);
+  (request as Traced)[TRACE] = trace;
 };
 export const traceOf = (request: object | undefined): RequestTrace | undefined =>
-  request ? traces.get(request) : undefined;
+  request ? (request as Traced)[TRACE] : undefined;
 
 export interface Telemetry {
   metrics: GatewayMetrics;

@@ -1,5 +1,3 @@
-import { EventEmitter } from 'node:events';
-
 /**
  * What an upstream call needs of an abort signal. A WHATWG `AbortSignal` (Yoga's request signal)
  * is one; so is a {@link Cancellation}.
@@ -12,19 +10,25 @@ export interface AbortLike {
 }
 
 /**
- * An abort signal on an EventEmitter. Node builds every `AbortSignal` as an EventTarget, which
- * costs more than the rest of a small upstream call's bookkeeping; the gateway makes one of these
- * per request and per upstream call instead. undici accepts it as a request's `signal`.
+ * An abort signal as a plain list of listeners. Node builds every `AbortSignal` as an EventTarget,
+ * and an EventEmitter costs its own bookkeeping (and warns past ten listeners, which a request
+ * reading many pages reaches), more than the rest of a small upstream call's; the gateway makes one
+ * of these per request and per upstream call instead. undici accepts it as a request's `signal`.
+ * It aborts once: every listener runs once, and a listener added afterwards never runs (as with
+ * AbortSignal).
  */
-export class Cancellation extends EventEmitter implements AbortLike {
+export class Cancellation implements AbortLike {
   aborted = false;
   reason: unknown = undefined;
+  private listeners: (() => void)[] | null = null;
 
   abort(reason: unknown): void {
     if (this.aborted) return;
     this.aborted = true;
     this.reason = reason;
-    this.emit('abort');
+    const listeners = this.listeners;
+    this.listeners = null;
+    if (listeners) for (const listener of listeners) listener();
   }
 
   /** As AbortSignal's: GraphQL executors check it between fields. */
@@ -32,12 +36,14 @@ export class Cancellation extends EventEmitter implements AbortLike {
     if (this.aborted) throw this.reason;
   }
 
-  addEventListener(_type: 'abort', listener: () => void, options?: { once?: boolean }): void {
-    if (options?.once) this.once('abort', listener);
-    else this.on('abort', listener);
+  addEventListener(_type: 'abort', listener: () => void): void {
+    if (this.aborted) return;
+    if (this.listeners) this.listeners.push(listener);
+    else this.listeners = [listener];
   }
 
   removeEventListener(_type: 'abort', listener: () => void): void {
-    this.off('abort', listener);
+    const at = this.listeners?.indexOf(listener) ?? -1;
+    if (at >= 0) this.listeners?.splice(at, 1);
   }
 }

@@ -167,14 +167,28 @@ class TrackingPool extends Pool {
   }
 }
 
+/** Query parameter names as sent: the clients' own few names, encoded once each. */
+const encodedNames = new Map<string, string>();
+const encodeName = (name: string): string => {
+  let encoded = encodedNames.get(name);
+  if (encoded === undefined) {
+    encoded = encodeURIComponent(name).replace(/%2E/g, '.');
+    if (encodedNames.size < 1_000) encodedNames.set(name, encoded);
+  }
+  return encoded;
+};
+
 /** Builds `path?name=value&…` with every name and value percent-encoded: a value can never alter the path. */
 export function buildPath(path: string, query: Record<string, QueryValue> = {}): string {
-  const parts: string[] = [];
-  for (const [name, value] of Object.entries(query)) {
+  let built = path;
+  let separator = '?';
+  for (const name in query) {
+    const value = query[name];
     if (value === null || value === undefined) continue;
-    parts.push(`${encodeURIComponent(name).replace(/%2E/g, '.')}=${encodeURIComponent(String(value))}`);
+    built += `${separator}${encodeName(name)}=${encodeURIComponent(String(value))}`;
+    separator = '&';
   }
-  return parts.length === 0 ? path : `${path}?${parts.join('&')}`;
+  return built;
 }
 
 /** The contract code of a transport failure, from its Node or undici error code. */
