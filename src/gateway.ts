@@ -3,6 +3,7 @@ import { type Logger, pino } from 'pino';
 import type { Config, UpstreamUrls } from './config.js';
 import { ValidatorCache } from './graphql/loaders.js';
 import { PersistedQueryStore } from './graphql/plugins/apq.js';
+import { Manifest } from './graphql/plugins/persisted.js';
 import { DocumentCache } from './graphql/plugins/prepared.js';
 import { RateLimit } from './graphql/plugins/rate-limit.js';
 import { PublicResponseCache } from './graphql/plugins/response-cache.js';
@@ -125,10 +126,9 @@ function rateLimitFor(options: GatewayOptions, telemetry: Telemetry, redis: Redi
  */
 function clientCachesFor(options: GatewayOptions, keyed: KeyedRedis | null, secret: string) {
   const cursors = new CursorCodec(secret);
-  const persistedQueries = options.persistedOperations
-    ? null
-    : new PersistedQueryStore({ ...options.apq, redis: keyed });
-  return { cursors, persistedQueries };
+  const manifest = options.persistedOperations ? new Manifest(options.persistedOperations) : null;
+  const persistedQueries = manifest ? null : new PersistedQueryStore({ ...options.apq, redis: keyed });
+  return { cursors, persistedQueries, manifest };
 }
 
 /** The public validator list shared across requests, through Redis as well when it is configured. */
@@ -213,7 +213,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     secret,
     validatorsRead: (list) => validatorCache.refresh(list),
   });
-  const { cursors, persistedQueries } = clientCachesFor(options, keyed, secret);
+  const { cursors, persistedQueries, manifest } = clientCachesFor(options, keyed, secret);
   // The subscription streams the node:http adapter writes itself (http/sse.ts).
   const streams = new EventStreams({ backlog: options.live.backlog, pingMs: SSE_PING_MS, metrics });
   let draining = false;
@@ -222,6 +222,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     telemetry,
     cursors,
     persistedQueries,
+    manifest,
     cors,
     upstreams,
     validatorCache,
@@ -243,7 +244,12 @@ export function createGateway(options: GatewayOptions): Gateway {
       cors,
       streams,
       fastPath: !options.persistedOperations,
-      prepared: { documents, context },
+      prepared: {
+        documents,
+        context,
+        // A document named by id, at hand in process: the manifest's, or a registered APQ document.
+        named: (params) => manifest?.named(params) ?? persistedQueries?.named(params) ?? null,
+      },
     }),
     upstreams,
     rateLimit,

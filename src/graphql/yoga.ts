@@ -23,7 +23,7 @@ import { usePricing } from './plugins/cost.js';
 import { useCsrfPrevention } from './plugins/csrf.js';
 import { limitPlugins } from './plugins/limits.js';
 import { useLiveGroups } from './plugins/live-groups.js';
-import { usePersistedOnly } from './plugins/persisted.js';
+import { type Manifest, usePersistedOnly } from './plugins/persisted.js';
 import { type DocumentCache, type PartPlugin, partPlugin, type RequestPart } from './plugins/prepared.js';
 import type { RateLimit } from './plugins/rate-limit.js';
 import type { PublicResponseCache } from './plugins/response-cache.js';
@@ -46,6 +46,8 @@ export interface YogaParts {
   cursors: CursorCodec;
   /** Apollo's automatic persisted queries; null with a persisted-operations manifest. */
   persistedQueries: PersistedQueryStore | null;
+  /** A persisted-operations manifest: when given, no other operation runs. */
+  manifest: Manifest | null;
   /** Whether the process is shutting down (`/readyz` answers 503). */
   draining: () => boolean;
 }
@@ -62,7 +64,6 @@ const maskGatewayError = (error: unknown, message: string): Error => maskError(e
  * (http/fast-path.ts and Yoga's own) run.
  */
 function pipeline(options: GatewayOptions, parts: YogaParts): Plugin[] {
-  const persisted = options.persistedOperations ?? null;
   const apq = parts.persistedQueries
     ? automaticPersistedQueries(parts.persistedQueries, parts.rateLimit)
     : null;
@@ -82,7 +83,7 @@ function pipeline(options: GatewayOptions, parts: YogaParts): Plugin[] {
       draining: parts.draining,
     }),
     // Either a manifest says which operations run, or clients register theirs (Apollo's APQ).
-    ...(persisted ? [usePersistedOnly(persisted)] : []),
+    ...(parts.manifest ? [usePersistedOnly(parts.manifest)] : []),
     ...(apq ? [apq.lookup] : []),
     useCsrfPrevention(),
     useRequestBodyLimit(options.limits.requestBytes),

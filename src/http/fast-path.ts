@@ -18,10 +18,12 @@ import { type EventStreams, type StreamParams, serveSubscription } from './sse.j
  * request, a JSON POST to /graphql asking for JSON, is handed to Yoga's own envelop pipeline
  * (every plugin of the schema: prepared documents, limits, telemetry's operation name,
  * error masking) straight from node:http, without building WHATWG Request and Response objects:
- * on a small machine that translation costs more than the GraphQL work. Its answer is finished by
- * answer.ts and encoded by Yoga's own result processor, as on Yoga's path; a parity test compares
- * the two byte for byte. Everything else (GET, GraphiQL, batches, other media types, health, odd
- * bodies) goes to Yoga unchanged.
+ * on a small machine that translation costs more than the GraphQL work. A repeated request of a hot
+ * query, sent as text or named by a manifest's or APQ's id, runs its prepared request instead (the
+ * same plugins' parts, graphql/plugins/prepared.ts). Its answer is finished by answer.ts and
+ * encoded by Yoga's own result processor, as on Yoga's path; parity tests compare the paths byte
+ * for byte. Everything else (GET, GraphiQL, batches, other media types, health, odd bodies, ids
+ * not at hand) goes to Yoga unchanged.
  */
 
 interface GraphQLParams {
@@ -29,21 +31,31 @@ interface GraphQLParams {
   variables?: Record<string, unknown> | null;
   operationName?: string | null;
   extensions?: Record<string, unknown> | null;
+  documentId?: string;
 }
+
+/** A request's parameters as sent: its document by text, or named by id (`query` then absent). */
+type SentParams = Omit<GraphQLParams, 'query'> & { query?: string };
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** A plain GraphQL request body that needs nothing beyond execution (no batch, no persisted query). */
-function plainParams(body: unknown): GraphQLParams | null {
-  if (!isObject(body) || typeof body.query !== 'string') return null;
-  const { query, variables, operationName, extensions, ...rest } = body;
+/** A single GraphQL request body of the known members, each of its type (no batch); null: Yoga reads it. */
+function sentParams(body: unknown): SentParams | null {
+  if (!isObject(body)) return null;
+  const { query, variables, operationName, extensions, documentId, ...rest } = body;
   if (Object.keys(rest).length > 0) return null;
+  if (query !== undefined && typeof query !== 'string') return null;
   if (variables !== undefined && variables !== null && !isObject(variables)) return null;
   if (operationName !== undefined && operationName !== null && typeof operationName !== 'string') return null;
-  if (extensions !== undefined && extensions !== null) return null;
-  return body as unknown as GraphQLParams;
+  if (extensions !== undefined && extensions !== null && !isObject(extensions)) return null;
+  if (documentId !== undefined && typeof documentId !== 'string') return null;
+  return body as SentParams;
 }
+
+/** Whether a request names its document by id: a manifest's `documentId` or hash, or APQ's hash. */
+const namesDocument = (params: SentParams) =>
+  params.documentId !== undefined || (params.extensions !== undefined && params.extensions !== null);
 
 /** Whether a request asks for an event stream and nothing else (EventSource, `graphql-sse`). */
 const wantsEventStream = (req: IncomingMessage) => req.headers.accept?.trim() === 'text/event-stream';
@@ -103,6 +115,11 @@ const STREAMING = /\bsubscription\b|@\s*(?:defer|stream)\b/;
 export interface PreparedPath {
   documents: DocumentCache;
   context(source: ContextSource): Context;
+  /**
+   * The document a request names by id, when it is at hand in process without a check to make (a
+   * persisted-operations manifest's entry, a registered APQ document); null: Yoga resolves the id.
+   */
+  named(params: SentParams): string | null;
 }
 
 /**
@@ -295,14 +312,17 @@ export interface ListenerOptions {
   cors: CorsPolicy;
   /** Every subscription stream the adapter writes itself (sse.ts). */
   streams: EventStreams;
-  /** Off when only persisted operations may run: the fast path runs any document it is given. */
+  /**
+   * Off when only persisted operations may run: documents sent as text then go to Yoga (which
+   * refuses them), and only the prepared requests of hot manifest entries run here.
+   */
   fastPath: boolean;
   /** Hot operations' prepared requests, and the context each request runs with. */
   prepared: PreparedPath;
 }
 
 export function createRequestListener(yoga: GatewayYoga, options: ListenerOptions): RequestListener {
-  const { maxBodyBytes, telemetry, cors, streams, fastPath } = options;
+  const { maxBodyBytes, telemetry, cors, streams, fastPath, prepared } = options;
   const subscription = (
     req: IncomingMessage,
     res: ServerResponse,
@@ -314,6 +334,33 @@ export function createRequestListener(yoga: GatewayYoga, options: ListenerOption
       if (body) return toYoga(yoga, req, res, body);
       yoga(req, res);
     });
+  /**
+   * Where a JSON POST goes. An event stream is never answered as JSON: a subscription's is written
+   * here, anything else (a query asked for as an event stream) by Yoga. A document named by id runs
+   * here only as a prepared request: Yoga resolves, proves, registers and refuses ids. A document
+   * sent as text runs here unless only persisted operations may run, or its text asks for a stream
+   * (a prepared request is a query's, never a stream).
+   */
+  const route = (req: IncomingMessage, res: ServerResponse, sent: SentParams, body: Buffer) => {
+    const named = sent.query === undefined || namesDocument(sent);
+    if (wantsEventStream(req)) {
+      return fastPath && !named && /\bsubscription\b/.test(sent.query as string)
+        ? subscription(req, res, sent as GraphQLParams, body)
+        : toYoga(yoga, req, res, body);
+    }
+    if (named) {
+      const text = sent.query === undefined ? prepared.named(sent) : null;
+      const hot = text === null ? null : prepared.documents.preparedRequest(text, sent.operationName);
+      return hot && text !== null
+        ? answer(yoga, options, { req, res, params: { ...sent, query: text }, hot })
+        : toYoga(yoga, req, res, body);
+    }
+    const params = sent as GraphQLParams;
+    const hot = prepared.documents.preparedRequest(params.query, params.operationName);
+    return fastPath && (hot || !STREAMING.test(params.query))
+      ? answer(yoga, options, { req, res, params, hot })
+      : toYoga(yoga, req, res, body);
+  };
   return (req, res) => {
     telemetry.metrics.inFlight.inc();
     res.once('close', () => telemetry.metrics.inFlight.dec());
@@ -322,7 +369,7 @@ export function createRequestListener(yoga: GatewayYoga, options: ListenerOption
       subscription(req, res, get, null).catch(failed(telemetry, cors, req, res));
       return;
     }
-    if (!fastPath || !eligible(req, maxBodyBytes)) {
+    if (!eligible(req, maxBodyBytes)) {
       yoga(req, res);
       return;
     }
@@ -333,25 +380,13 @@ export function createRequestListener(yoga: GatewayYoga, options: ListenerOption
       const body = Buffer.concat(chunks);
       // A stream's request lives as long as the stream: its chunks need not.
       chunks.length = 0;
-      let params: GraphQLParams | null = null;
+      let params: SentParams | null = null;
       try {
-        params = plainParams(JSON.parse(body.toString('utf8')));
+        params = sentParams(JSON.parse(body.toString('utf8')));
       } catch {
         params = null;
       }
-      // An event stream is never answered as JSON: a subscription's is written here, any other
-      // (a query asked for as an event stream) by Yoga. A prepared request is a query's, never a stream.
-      const eventStream = wantsEventStream(req);
-      const hot =
-        params && !eventStream
-          ? options.prepared.documents.preparedRequest(params.query, params.operationName)
-          : null;
-      const handled =
-        params && eventStream && /\bsubscription\b/.test(params.query)
-          ? subscription(req, res, params, body)
-          : params && !eventStream && (hot || !STREAMING.test(params.query))
-            ? answer(yoga, options, { req, res, params, hot })
-            : toYoga(yoga, req, res, body);
+      const handled = params ? route(req, res, params, body) : toYoga(yoga, req, res, body);
       handled.catch(failed(telemetry, cors, req, res));
     });
   };

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
 import { Writable } from 'node:stream';
@@ -5,7 +6,7 @@ import { parse } from 'graphql';
 import { pino } from 'pino';
 import { Client, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig, loadPersistedOperations } from '../../src/config.js';
 import { exampleVariables } from '../../src/devnet/examples.js';
 import { type Devnet, startDevnet } from '../../src/devnet/index.js';
 import { createGateway, type Gateway, type GatewayOptions } from '../../src/gateway.js';
@@ -21,6 +22,7 @@ import { devnetOptions, listen, parseAnswer, testSettings } from './helpers.js';
  */
 
 const ORIGIN = 'https://explorer.example';
+const MANIFEST = new URL('../generated/persisted-documents.json', import.meta.url).pathname;
 const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 
 /** The request counters both paths keep (durations aside, which differ by nature). */
@@ -85,9 +87,12 @@ async function twin(overrides: Partial<GatewayOptions> = {}): Promise<Twin> {
 }
 
 interface Call {
-  query: string;
+  /** The document as text; absent when the request names it by id. */
+  query?: string;
   variables?: Record<string, unknown>;
   operationName?: string;
+  extensions?: Record<string, unknown>;
+  documentId?: string;
   token?: string;
 }
 
@@ -141,7 +146,13 @@ async function send(s: Side, call: Call, requestId = `prepared-${++sequence}`): 
       traceparent: TRACEPARENT,
       ...(call.token ? { authorization: `Bearer ${call.token}` } : {}),
     },
-    body: JSON.stringify({ query: call.query, variables: call.variables, operationName: call.operationName }),
+    body: JSON.stringify({
+      query: call.query,
+      variables: call.variables,
+      operationName: call.operationName,
+      extensions: call.extensions,
+      documentId: call.documentId,
+    }),
   });
   const { date, ...headers } = res.headers;
   expect(date).toEqual(expect.any(String));
@@ -301,6 +312,50 @@ describe('a prepared request answers, logs and counts as the first path does', (
     } finally {
       now.mockRestore();
       await limited.close();
+    }
+  });
+});
+
+describe('a document named by id is prepared too', () => {
+  const search = 'query Named($q: String!) { searchSuggestions(query: $q) { query blocks { height } } }';
+  const hashOf = (text: string) => createHash('sha256').update(text).digest('hex');
+
+  it('an APQ hash alone, once the document is registered', async () => {
+    const persistedQuery = { version: 1, sha256Hash: hashOf(search) };
+    // The client registers the document with its hash (the first path), then sends the hash alone.
+    const answer = await alike(
+      base,
+      { query: search, variables: { q: '7' }, extensions: { persistedQuery } },
+      { variables: { q: '8' }, extensions: { persistedQuery } },
+    );
+    expect(parseAnswer(answer.body).data.searchSuggestions.query).toBe('8');
+  });
+
+  it('an APQ hash nobody registered: PERSISTED_QUERY_NOT_FOUND from the first path', async () => {
+    const persistedQuery = { version: 1, sha256Hash: hashOf(`${search} # never registered`) };
+    const before = await preparedCount(base.prepared);
+    const answer = await send(base.prepared, { variables: { q: '8' }, extensions: { persistedQuery } });
+    expect(codes(answer)).toEqual(['PERSISTED_QUERY_NOT_FOUND']);
+    expect(await preparedCount(base.prepared)).toBe(before);
+  });
+
+  it('a persisted-operations manifest entry, by documentId and by hash; nothing else runs', async () => {
+    const manifest = loadPersistedOperations(MANIFEST);
+    const persisted = await twin({ persistedOperations: manifest });
+    try {
+      const id = Object.keys(manifest).find((key) => manifest[key]?.includes('query SearchBox')) as string;
+      const variables = { query: '123' };
+      const byId = await alike(persisted, { documentId: id, variables }, { documentId: id, variables });
+      expect(codes(byId)).toEqual([]);
+      const byHash = { variables, extensions: { persistedQuery: { version: 1, sha256Hash: id.slice(7) } } };
+      expect(await alike(persisted, byHash, byHash)).toMatchObject({ status: 200, body: byId.body });
+      // The manifest's own text, sent as text, is refused on both paths, and never prepared.
+      const before = await preparedCount(persisted.prepared);
+      const text = await send(persisted.prepared, { query: manifest[id], variables });
+      expect(codes(text)).toEqual(['BAD_USER_INPUT']);
+      expect(await preparedCount(persisted.prepared)).toBe(before);
+    } finally {
+      await persisted.close();
     }
   });
 });

@@ -134,6 +134,21 @@ export class PersistedQueryStore {
     return this.documents.has(hash);
   }
 
+  /**
+   * The document a request names by its hash alone, when this process holds it (never a Redis
+   * round trip); null otherwise, or for a malformed hash (Yoga's path refuses it).
+   */
+  named(params: { query?: unknown; extensions?: unknown }): string | null {
+    if (params.query !== undefined) return null;
+    let hash: string | null;
+    try {
+      hash = namedHash(params as GraphQLParams);
+    } catch {
+      return null;
+    }
+    return hash === null ? null : (this.documents.get(hash) ?? null);
+  }
+
   /** Keeps a document under its (proven) hash, unless it is too big to keep. */
   register(hash: string, document: string): void {
     this.documents.set(hash, document);

@@ -26,7 +26,10 @@ import type { DocumentCacheConfig } from '../../config.js';
  * Prepared documents: everything that depends only on a document's text is worked out once and
  * kept with it (the parsed document, its validation, per operation its label, cache verdict and,
  * once hot, its compiled plan), so that a repeated document pays only for its variables and its
- * execution. One envelop plugin, in Yoga's pipeline, for both transports.
+ * execution. One envelop plugin, in Yoga's pipeline, for both transports. A compiled query also
+ * gets a prepared request: the parts the pipeline's plugins contribute for its operation, then its
+ * plan, which the fast path runs for its repeated requests without envelop's hooks (see
+ * PreparedRequest and partPlugin below).
  *
  * A flood of documents never seen before (a random alias, a comment) must neither grow memory nor
  * push out the documents really in use, nor cost more than graphql-js does:
@@ -100,6 +103,10 @@ function fieldCount(document: DocumentNode): number {
 
 const byDocument = new WeakMap<DocumentNode, PreparedDocument>();
 
+/** An operation's key in its document's record: an absent name (null or undefined) means the document's only operation; "" names none. */
+const operationKey = (operationName: string | null | undefined): string =>
+  operationName === null || operationName === undefined ? '\u0000' : operationName;
+
 /**
  * The prepared record of an operation of a document the cache kept (an evicted document keeps its
  * record while the request that holds it runs), created on first use; null for a document never
@@ -111,8 +118,7 @@ function preparedOperation(
 ): PreparedOperation | null {
   const prepared = byDocument.get(document);
   if (!prepared) return null;
-  // An absent name (null or undefined) means the document's only operation; "" names none.
-  const key = operationName === null || operationName === undefined ? '\u0000' : operationName;
+  const key = operationKey(operationName);
   let operation = prepared.operations.get(key);
   if (!operation) {
     const definition = getOperationAST(document, operationName);
@@ -468,10 +474,7 @@ export class DocumentCache {
   preparedRequest(source: string, operationName: string | null | undefined): PreparedRequest | null {
     const operations = this.lru.get(source)?.prepared.operations;
     if (!operations) return null;
-    return (
-      operations.get(operationName === null || operationName === undefined ? '\u0000' : operationName)
-        ?.request ?? null
-    );
+    return operations.get(operationKey(operationName))?.request ?? null;
   }
 
   /** Keeps a parsed document on its keepAfter-th use; the uses before only leave its text with the doorkeeper. */
