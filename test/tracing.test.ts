@@ -202,6 +202,61 @@ describe('tracing on (OTLP/HTTP JSON)', () => {
     expect(bytes).not.toContain('authorization');
   });
 
+  it('a hot query’s prepared request exports the same spans as its first request', async () => {
+    // Kept and compiled on first use: the second request runs its prepared request. No caches, so
+    // that both make the same upstream calls.
+    const config = loadConfig({});
+    const gateway = createGateway({
+      ...config,
+      documents: { ...config.documents, keepAfter: 1, compileAfter: 1 },
+      validatorCacheTtlMs: 0,
+      responseCacheTtlMs: 0,
+      upstreamUrls: devnet.urls,
+      logger: pino({ level: 'silent' }),
+    });
+    const http = await listen(gateway);
+    exported.length = 0;
+    const prepared = async () =>
+      Number(
+        /^graphql_prepared_requests_total (\d+)/m.exec(
+          await (await fetch(http.url.replace('/graphql', '/metrics'))).text(),
+        )?.[1],
+      );
+    try {
+      await post(http.url, { traceparent: TRACEPARENT, 'x-request-id': 'first' });
+      expect(await prepared()).toBe(0);
+      await post(http.url, { traceparent: TRACEPARENT, 'x-request-id': 'prepared' });
+      expect(await prepared()).toBe(1);
+      await flushTracing();
+    } finally {
+      await http.close();
+      await gateway.close();
+    }
+    const spans = spansOf(exported);
+    // A request's spans as a shape: its server span and its client spans, ids and times aside.
+    const shape = (requestId: string) => {
+      const server = spans.find(
+        (s) => s.kind === 2 && attribute(s, 'request.id') === requestId,
+      ) as ExportedSpan;
+      const strip = (span: ExportedSpan) => ({
+        name: span.name,
+        kind: span.kind,
+        traceId: span.traceId,
+        status: span.status,
+        attributes: span.attributes.filter((a) => a.key !== 'request.id'),
+      });
+      const clients = spans.filter((s) => s.parentSpanId === server.spanId).map(strip);
+      return {
+        server: { ...strip(server), parent: server.parentSpanId },
+        clients: clients.sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))),
+      };
+    };
+    const first = shape('first');
+    expect(first.server.name).toBe('TwoUpstreams');
+    expect(first.clients).toHaveLength(1 + Math.ceil(devnet.data.validators.length / 100));
+    expect(shape('prepared')).toEqual(first);
+  });
+
   it('shows a retry as a second client span and an event, and a circuit refusal as an event', async () => {
     const scan = await startFaultUpstream(devnet.urls.scan);
     scan.set('/', 'reset');
