@@ -114,6 +114,25 @@ describe('what an operation costs', () => {
     );
   });
 
+  it('a variable no declared cost reads leaves one price; its argument is still coerced on every request', () => {
+    const document = parse(
+      'query P($d: String, $n: Int) { delegations(delegatorAddress: $d, pageSize: $n) { nodes { shares } } }',
+    );
+    const byAddress = parse(
+      'query Q($d: String) { delegations(delegatorAddress: $d, pageSize: 50) { nodes { shares } } }',
+    );
+    // The page's cost reads `pageSize`: its variable makes the price.
+    expect(operationCost(schema, document, null, { d: 'a', n: 5 })).toBe(20);
+    expect(operationCost(schema, document, null, { d: 'a', n: 50 })).toBe(110);
+    // It never reads `delegatorAddress`: one price, whatever the address.
+    expect(operationCost(schema, byAddress, null, { d: 'a' })).toBe(110);
+    expect(operationCost(schema, byAddress, null, { d: 'b' })).toBe(110);
+    // A null fed to the non-null argument is refused all the same, with graphql-js's message.
+    const refused = operationCost(schema, byAddress, null, { d: null });
+    expect(refused).toBeInstanceOf(Error);
+    expect((refused as Error).message).toMatch(/delegatorAddress/);
+  });
+
   it('prices the operation that runs, not the first of the document', () => {
     const document = parse(`query A { __typename } ${PAGE}`);
     expect(operationCost(schema, document, 'Page', { n: 5 })).toBe(20);

@@ -61,6 +61,8 @@ interface Pricing {
    * arguments are still coerced on every request (a null fed to a non-null one refuses it).
    */
   unread: { field: GraphQLField<unknown, unknown>; node: FieldNode }[];
+  /** Set when a declared cost read an argument a variable gives (even one that caught the refusal). */
+  probe: { readUnknown: boolean };
   /** Selection sets being priced (a fragment cycle is refused) and those priced, per type. */
   active: Set<SelectionSetNode>;
   done: Map<SelectionSetNode, Map<GraphQLNamedType, number>>;
@@ -106,20 +108,26 @@ function argumentsFor(pricing: Pricing, field: GraphQLField<unknown, unknown>, n
   }
   if (unknown.size === 0) return known;
   pricing.unread.push({ field, node });
+  const refuse = (name: string | symbol | null) => {
+    if (name !== null && (typeof name !== 'string' || !unknown.has(name))) return;
+    pricing.probe.readUnknown = true;
+    throw DEPENDS_ON_VARIABLES;
+  };
   return new Proxy(known, {
-    get: (target, name) => {
-      if (typeof name === 'string' && unknown.has(name)) throw DEPENDS_ON_VARIABLES;
+    get(target, name) {
+      refuse(name);
       return Reflect.get(target, name);
     },
-    has: (target, name) => {
-      if (typeof name === 'string' && unknown.has(name)) throw DEPENDS_ON_VARIABLES;
+    has(target, name) {
+      refuse(name);
       return Reflect.has(target, name);
     },
-    ownKeys: () => {
-      throw DEPENDS_ON_VARIABLES;
+    ownKeys() {
+      refuse(null);
+      return [];
     },
-    getOwnPropertyDescriptor: (target, name) => {
-      if (typeof name === 'string' && unknown.has(name)) throw DEPENDS_ON_VARIABLES;
+    getOwnPropertyDescriptor(target, name) {
+      refuse(name);
       return Reflect.getOwnPropertyDescriptor(target, name);
     },
   });
@@ -208,10 +216,19 @@ function pricer(schema: GraphQLSchema, document: DocumentNode, operation: Operat
   for (const definition of document.definitions)
     if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
   const unread: Pricing['unread'] = [];
+  const probe = { readUnknown: false };
   const price: PriceOf = (variables) => {
     try {
       if (!root) throw new Error('no root type');
-      const pricing: Pricing = { schema, fragments, variables, unread, active: new Set(), done: new Map() };
+      const pricing: Pricing = {
+        schema,
+        fragments,
+        variables,
+        unread,
+        probe,
+        active: new Set(),
+        done: new Map(),
+      };
       const cost = priceSelectionSet(pricing, operation.selectionSet, root);
       if (Number.isFinite(cost) && cost >= 0) return cost;
       throw new Error(`priced at ${cost}`);
@@ -222,6 +239,8 @@ function pricer(schema: GraphQLSchema, document: DocumentNode, operation: Operat
   };
   try {
     const once = price(null);
+    // A declared cost that caught the refusal still read a variable's argument.
+    if (probe.readUnknown) return price;
     // The arguments the price did not read are coerced all the same, as graphql-js would.
     return (variables) => {
       try {
