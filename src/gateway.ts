@@ -232,7 +232,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     responses,
     live,
   };
-  // One context for every request, whichever path runs it.
+  // How every request's context is made, whichever path runs it.
   const context = gatewayContext(options, parts);
   const yoga = createGatewayYoga(options, parts, context);
   return {

@@ -14,8 +14,8 @@ export interface AbortLike {
  * and an EventEmitter costs its own bookkeeping (and warns past ten listeners, which a request
  * reading many pages reaches), more than the rest of a small upstream call's; the gateway makes one
  * of these per request and per upstream call instead. undici accepts it as a request's `signal`.
- * It aborts once: every listener runs once, and a listener added afterwards never runs (as with
- * AbortSignal).
+ * It aborts once: every listener runs once, even after one throws, and a listener added
+ * afterwards never runs (as with AbortSignal).
  */
 export class Cancellation implements AbortLike {
   aborted = false;
@@ -28,7 +28,17 @@ export class Cancellation implements AbortLike {
     this.reason = reason;
     const listeners = this.listeners;
     this.listeners = null;
-    if (listeners) for (const listener of listeners) listener();
+    if (!listeners) return;
+    // Every listener runs, whichever throws (as with AbortSignal); the first error is thrown after.
+    let failed: { error: unknown } | null = null;
+    for (const listener of listeners) {
+      try {
+        listener();
+      } catch (error) {
+        failed ??= { error };
+      }
+    }
+    if (failed) throw failed.error;
   }
 
   /** As AbortSignal's: GraphQL executors check it between fields. */

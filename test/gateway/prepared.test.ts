@@ -10,6 +10,7 @@ import { loadConfig, loadPersistedOperations } from '../../src/config.js';
 import { exampleVariables } from '../../src/devnet/examples.js';
 import { type Devnet, startDevnet } from '../../src/devnet/index.js';
 import { createGateway, type Gateway, type GatewayOptions } from '../../src/gateway.js';
+import { DocumentCache, partPlugin } from '../../src/graphql/plugins/prepared.js';
 import { devnetOptions, listen, parseAnswer, testSettings } from './helpers.js';
 
 /**
@@ -331,6 +332,20 @@ describe('a document named by id is prepared too', () => {
     expect(parseAnswer(answer.body).data.searchSuggestions.query).toBe('8');
   });
 
+  it('a documentId without a manifest goes to the first path, hot or not, and is refused alike', async () => {
+    const persistedQuery = { version: 1, sha256Hash: hashOf(search) };
+    await send(base.prepared, { query: search, variables: { q: '7' }, extensions: { persistedQuery } });
+    await send(base.prepared, { variables: { q: '7' }, extensions: { persistedQuery } });
+    const before = await preparedCount(base.prepared);
+    const call = { documentId: 'x', variables: { q: '8' }, extensions: { persistedQuery } };
+    const hot = await send(base.prepared, call, 'document-id');
+    const cold = await send(base.first, call, 'document-id');
+    expect(await preparedCount(base.prepared)).toBe(before);
+    expect(hot.status).toBe(400);
+    expect(codes(hot)).toEqual(['BAD_USER_INPUT']);
+    expect(hot).toEqual(cold);
+  });
+
   it('an APQ hash nobody registered: PERSISTED_QUERY_NOT_FOUND from the first path', async () => {
     const persistedQuery = { version: 1, sha256Hash: hashOf(`${search} # never registered`) };
     const before = await preparedCount(base.prepared);
@@ -361,6 +376,14 @@ describe('a document named by id is prepared too', () => {
 });
 
 describe('what still holds on the prepared path', () => {
+  it('a pipeline plugin that works on every execution without a part stops the gateway at start', () => {
+    const documents = new DocumentCache(loadConfig({}).documents);
+    expect(() => documents.prepareWith([documents.plugin(), { onExecute: () => undefined }])).toThrow(
+      'A plugin that runs on every execution has no part in prepared requests.',
+    );
+    expect(() => documents.prepareWith([documents.plugin(), partPlugin(() => null)])).not.toThrow();
+  });
+
   it('a client that hangs up cancels its upstream call, and is logged 499', async () => {
     const query = 'query Slow($q: String!) { searchSuggestions(query: $q) { query } }';
     await send(base.prepared, { query, variables: { q: '1' } });

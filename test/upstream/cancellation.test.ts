@@ -32,4 +32,15 @@ describe('Cancellation', () => {
     expect(warned).toHaveBeenCalledTimes(0);
     warned.mockRestore();
   });
+
+  it('runs every listener when one throws, then throws the first error', () => {
+    const cancel = new Cancellation();
+    const after = vi.fn();
+    cancel.addEventListener('abort', () => {
+      throw new Error('listener failed');
+    });
+    cancel.addEventListener('abort', after);
+    expect(() => cancel.abort('gone')).toThrow('listener failed');
+    expect(after).toHaveBeenCalledTimes(1);
+  });
 });

@@ -138,8 +138,9 @@ export class PersistedQueryStore {
    * The document a request names by its hash alone, when this process holds it (never a Redis
    * round trip); null otherwise, or for a malformed hash (Yoga's path refuses it).
    */
-  named(params: { query?: unknown; extensions?: unknown }): string | null {
-    if (params.query !== undefined) return null;
+  named(params: { query?: unknown; extensions?: unknown; documentId?: unknown }): string | null {
+    // A `documentId` names a manifest's operation: without a manifest, Yoga refuses it.
+    if (params.query !== undefined || params.documentId !== undefined) return null;
     let hash: string | null;
     try {
       hash = namedHash(params as GraphQLParams);

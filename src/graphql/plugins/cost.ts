@@ -217,42 +217,48 @@ function pricer(schema: GraphQLSchema, document: DocumentNode, operation: Operat
     if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
   const unread: Pricing['unread'] = [];
   const probe = { readUnknown: false };
-  const price: PriceOf = (variables) => {
+  /** The figure for these variables (null: for any), or why there is none (thrown). */
+  const figure = (variables: Record<string, unknown> | null): number => {
+    if (!root) throw new Error('no root type');
+    const pricing: Pricing = {
+      schema,
+      fragments,
+      variables,
+      unread,
+      probe,
+      active: new Set(),
+      done: new Map(),
+    };
+    const cost = priceSelectionSet(pricing, operation.selectionSet, root);
+    if (Number.isFinite(cost) && cost >= 0) return cost;
+    throw new Error(`priced at ${cost}`);
+  };
+  const perRequest: PriceOf = (variables) => {
     try {
-      if (!root) throw new Error('no root type');
-      const pricing: Pricing = {
-        schema,
-        fragments,
-        variables,
-        unread,
-        probe,
-        active: new Set(),
-        done: new Map(),
-      };
-      const cost = priceSelectionSet(pricing, operation.selectionSet, root);
-      if (Number.isFinite(cost) && cost >= 0) return cost;
-      throw new Error(`priced at ${cost}`);
+      return figure(variables);
     } catch (error) {
-      if (error === DEPENDS_ON_VARIABLES) throw error;
       return refusal(error);
     }
   };
+  // Worked out once: the figure, or why there is none (each request gets a refusal of its own).
+  let once: { cost: number } | { error: unknown };
   try {
-    const once = price(null);
-    // A declared cost that caught the refusal still read a variable's argument.
-    if (probe.readUnknown) return price;
-    // The arguments the price did not read are coerced all the same, as graphql-js would.
-    return (variables) => {
-      try {
-        for (const { field, node } of unread) getArgumentValues(field, node, variables ?? {});
-      } catch (error) {
-        return refusal(error);
-      }
-      return once;
-    };
-  } catch {
-    return price;
+    once = { cost: figure(null) };
+  } catch (error) {
+    if (error === DEPENDS_ON_VARIABLES) return perRequest;
+    once = { error };
   }
+  // A declared cost that caught the refusal still read a variable's argument.
+  if (probe.readUnknown) return perRequest;
+  // The arguments the price did not read are coerced all the same, as graphql-js would.
+  return (variables) => {
+    try {
+      for (const { field, node } of unread) getArgumentValues(field, node, variables ?? {});
+    } catch (error) {
+      return refusal(error);
+    }
+    return 'cost' in once ? once.cost : refusal(once.error);
+  };
 }
 
 /** Why an operation cannot be priced: the caller's mistake (graphql-js's own message), else ours. */
@@ -323,10 +329,7 @@ function pricingPart(
   rateLimit: RateLimit | null,
 ): RequestPart {
   const operation = getOperationAST(document, operationName);
-  if (!operation) {
-    const answer = { errors: [unknownOperation(operationName)] };
-    return () => ({ answer });
-  }
+  if (!operation) return () => ({ answer: { errors: [unknownOperation(operationName)] } });
   // The mutation never hides whether it happened: refused here, it was not sent.
   const mutation = operation.operation === 'mutation';
   const refuse = (error: GatewayError) => ({ answer: { errors: [mutation ? notApplied(error) : error] } });

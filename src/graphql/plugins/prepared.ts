@@ -201,7 +201,10 @@ export function partPlugin(
   { subscriptions = false }: { subscriptions?: boolean } = {},
 ): PartPlugin {
   const parts = operationFact<RequestPart | null>();
-  const requestPart: PartOf = (info) => parts.of(info.document, info.operationName, () => prepare(info));
+  // Prepared from the operation alone: never from the request (its context, its variables) that
+  // happens to be the first to ask.
+  const requestPart: PartOf = ({ schema, document, operationName }) =>
+    parts.of(document, operationName, () => prepare({ schema, document, operationName }));
   type Hook = NonNullable<Plugin['onExecute']>;
   const onExecute: Hook = ({ args, executeFn, setExecuteFn, setResultAndStopExecution }) => {
     const part = requestPart(args);
@@ -425,8 +428,11 @@ export class DocumentCache {
    */
   private readonly doorkeeper: LRUCache<string, { firstSeen: number; uses: number }>;
 
-  /** The pipeline's plugins that have a part in prepared requests, in pipeline order. */
-  private parts: readonly PartPlugin[] = [];
+  /**
+   * The pipeline's plugins that have a part in prepared requests, in pipeline order; null until the
+   * pipeline is known, and no request is prepared before.
+   */
+  private parts: readonly PartPlugin[] | null = null;
 
   constructor(
     private readonly config: DocumentCacheConfig,
@@ -463,6 +469,14 @@ export class DocumentCache {
 
   /** The pipeline whose plugins' parts make up each prepared request (set once, by graphql/yoga.ts). */
   prepareWith(plugins: readonly Plugin[]): void {
+    // A prepared request runs parts only: a plugin that works on every execution without one would
+    // be skipped by it. Fail at start rather than serve requests it never sees.
+    const own = this.plugin();
+    for (const plugin of plugins) {
+      if (hasPart(plugin) || plugin === own) continue;
+      if (plugin.onExecute || plugin.onContextBuilding || plugin.onExecutionResult)
+        throw new Error('A plugin that runs on every execution has no part in prepared requests.');
+    }
     this.parts = plugins.filter(hasPart);
   }
 
@@ -536,13 +550,21 @@ export class DocumentCache {
       return null;
     }
     operation.compiled = compiled;
-    operation.request = new PreparedRequest(
-      args.schema,
-      args.document,
-      args.operationName ?? undefined,
-      this.parts.map((plugin) => plugin.requestPart(args)).filter((part) => part !== null),
-      compiled,
-    );
+    // Parts are prepared from the operation alone, never from the request that made it hot.
+    const info: OperationInfo = {
+      schema: args.schema,
+      document: args.document,
+      operationName: args.operationName,
+    };
+    operation.request = this.parts
+      ? new PreparedRequest(
+          info.schema,
+          info.document,
+          info.operationName ?? undefined,
+          this.parts.map((plugin) => plugin.requestPart(info)).filter((part) => part !== null),
+          compiled,
+        )
+      : null;
     entry.bytes = bytes;
     this.events.compiled?.();
     // Set again, as a new slot, to account for its new size (evicting others if need be).
@@ -550,7 +572,15 @@ export class DocumentCache {
     return compiled;
   }
 
+  private own: Plugin | null = null;
+
+  /** The cache's plugin in the pipeline (one instance, which prepareWith knows as its own). */
   plugin(): Plugin {
+    this.own ??= this.makePlugin();
+    return this.own;
+  }
+
+  private makePlugin(): Plugin {
     return {
       onParse: ({ params, setParsedDocument }) => {
         const source = typeof params.source === 'string' ? params.source : params.source.body;

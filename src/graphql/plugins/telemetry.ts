@@ -94,8 +94,9 @@ function operationLabel(
 /**
  * Traces every GraphQL request. Yoga's own path (GET, batches, other media types) starts its trace
  * here and writes the log line when its response is ready; the fast path does both itself. The
- * operation is named in the parse hook, which both paths run (the fast path drives Yoga's envelop
- * pipeline with its own request object in the context). The result is recorded by answer.ts.
+ * operation is named in the parse hook on the first path (the fast path drives Yoga's envelop
+ * pipeline with its own request object in the context), and by this plugin's part of a prepared
+ * request, which is not parsed. The result is recorded by answer.ts.
  */
 export function useTelemetry(telemetry: Telemetry, label: (name: unknown) => string): PartPlugin {
   // This gateway's operation names (its labeler caps how many distinct labels there are).
