@@ -218,7 +218,26 @@ describe('a prepared request answers, logs and counts as the first path does', (
   const paged = 'query Paged($p: Int!) { validators(page: $p) { nodes { moniker } } }';
   const costly =
     'query Costly($n: Int!) { searchSuggestions(query: "0x") { addresses { delegations(pageSize: $n) { nodes { shares validator { moniker } } } } } }';
+  // Issue 28's attacks, on an operation made hot first: a null fed to a non-null argument, and a
+  // price that its variables make (100 undecodable ids, 550 points each).
+  const nullable =
+    'query Nullable($a: String = "x") { delegations(delegatorAddress: $a) { nodes { shares } } validatorStatistics { totalValidators } }';
+  const nodes = 'query Nodes($ids: [ID!]!) { nodes(ids: $ids) { id } }';
   it.each([
+    [
+      'a null fed to a non-null argument',
+      { query: nullable },
+      { query: nullable, variables: { a: null } },
+      'BAD_USER_INPUT',
+      'invalid',
+    ],
+    [
+      'a price its variables make over MAX_COMPLEXITY',
+      { query: nodes, variables: { ids: ['x'] } },
+      { query: nodes, variables: { ids: Array.from({ length: 100 }, (_, i) => `x${i}`) } },
+      'BAD_USER_INPUT',
+      'invalid',
+    ],
     [
       'a variable that does not coerce',
       { query: block, variables: { h: 42 } },
