@@ -260,13 +260,21 @@ export async function load(
   scenario: Scenario,
   durationSec: number,
   connections: number,
-  /** The document of each request (default: the scenario's own, always the same). */
-  document: () => string = scenario.document ?? (() => scenario.query),
+  {
+    document = scenario.document ?? (() => scenario.query),
+    rate,
+  }: {
+    /** The document of each request (default: the scenario's own, always the same). */
+    document?: () => string;
+    /** Requests per second over the whole run (autocannon's overallRate); none: as fast as it goes. */
+    rate?: number;
+  } = {},
 ) {
   const result = await autocannon({
     url,
     connections,
     duration: durationSec,
+    ...(rate ? { overallRate: rate } : {}),
     requests: [
       {
         method: 'POST',
@@ -378,7 +386,7 @@ async function measure(
 ): Promise<TargetFigures> {
   const before = await upstreamTotal(devnet);
   const cpuBefore = treeCpuSeconds(pid);
-  const r = await load(url, scenario, options.durationSec, options.connections, document);
+  const r = await load(url, scenario, options.durationSec, options.connections, { document });
   const cpu = treeCpuSeconds(pid) - cpuBefore;
   const upstream = (await upstreamTotal(devnet)) - before;
   return {
@@ -665,7 +673,7 @@ export async function runFlood(
     const pid = gateway.child.pid;
     const scenario = scenarios().find((s) => s.id === 'F1') as Scenario;
     const same = () => FLOOD_QUERY;
-    await load(gateway.url, scenario, options.warmupSec, options.connections, same);
+    await load(gateway.url, scenario, options.warmupSec, options.connections, { document: same });
     const run = (durationSec: number, document: () => string) =>
       measure(devnet.child, pid, gateway.url, scenario, { ...options, durationSec }, document);
     const repeated = await run(20, same);

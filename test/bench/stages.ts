@@ -30,12 +30,10 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFil
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import autocannon from 'autocannon';
 import {
   cliOption,
   entryPoint,
   load,
-  type Scenario,
   START_FLAGS,
   scenarios,
   startBenchDevnet,
@@ -411,34 +409,6 @@ async function startProfiled(
   return { child: started.child, url: /listening on (\S+)/.exec(output)?.[1] as string };
 }
 
-/**
- * S1 at a fixed overall rate, each request as bench.ts's load() makes it: to compare a target with
- * another at the same req/s, since some costs per request (socket writes, wake-ups, the event
- * loop's turns) grow as the load falls.
- */
-function loadAtRate(url: string, scenario: Scenario, options: RunOptions & { rate: number }) {
-  return autocannon({
-    url,
-    connections: options.connections,
-    duration: options.durationSec,
-    overallRate: options.rate,
-    requests: [
-      {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...scenario.headers },
-        setupRequest: (req) => ({
-          ...req,
-          body: JSON.stringify({
-            query: scenario.query,
-            operationName: scenario.id,
-            variables: scenario.variables(),
-          }),
-        }),
-      },
-    ],
-  });
-}
-
 /** Warms a target up, measures its scenario on it over the window, stops it: the record of the run. */
 async function profileRun(
   name: RunRecord['name'],
@@ -456,10 +426,11 @@ async function profileRun(
     await load(started.url, scenario, options.warmupSec, options.connections);
     const cpuBefore = treeCpuSeconds(started.child.pid);
     const fromUs = monotonicUs();
-    const { rate } = options;
-    const result = rate
-      ? await loadAtRate(started.url, scenario, { ...options, rate })
-      : await load(started.url, scenario, options.durationSec, options.connections);
+    // At a fixed rate (--rate) some costs per request grow as the load falls (socket writes,
+    // wake-ups, the event loop's turns): to compare a target with another at the same req/s.
+    const result = await load(started.url, scenario, options.durationSec, options.connections, {
+      rate: options.rate,
+    });
     const toUs = monotonicUs();
     const cpu = treeCpuSeconds(started.child.pid) - cpuBefore;
     const requests = result.requests.total;
