@@ -82,6 +82,10 @@ const byPrefix = (objects: K8sObject[], kind: string, prefix: string): K8sObject
 const secretValue = (secret: K8sObject, key: string) =>
   Buffer.from(secret.data[key] ?? '', 'base64').toString();
 
+/** Each object as `Kind name`, sorted, kustomize's content hash in a name shown as `<hash>`. */
+const kindsAndNames = (objects: K8sObject[]) =>
+  objects.map((o) => `${o.kind} ${o.metadata.name.replace(/-[a-z0-9]{10}$/, '-<hash>')}`).sort();
+
 /** `npm start`'s V8 flags, from package.json: the heap the memory limit must hold. */
 const START: string = JSON.parse(readFileSync('package.json', 'utf8')).scripts.start;
 const V8_MB = (flag: string) => Number(new RegExp(`--${flag}=(\\d+)`).exec(START)?.[1]);
@@ -185,9 +189,7 @@ describe.skipIf(!kubectl)('deploy/k8s', () => {
 
   it('single: one gateway pod, no Redis, no autoscaler', async () => {
     const objects = await render('single');
-    expect(
-      objects.map((o) => `${o.kind} ${o.metadata.name.replace(/-[a-z0-9]{10}$/, '-<hash>')}`).sort(),
-    ).toEqual([
+    expect(kindsAndNames(objects)).toEqual([
       'ConfigMap chain-gateway-<hash>',
       'Deployment chain-gateway',
       'PodDisruptionBudget chain-gateway',
@@ -201,9 +203,7 @@ describe.skipIf(!kubectl)('deploy/k8s', () => {
 
   it('scaled: 3 to 10 gateway pods by CPU, spread over nodes, sharing the Redis beside them', async () => {
     const objects = await render('scaled');
-    expect(
-      objects.map((o) => `${o.kind} ${o.metadata.name.replace(/-[a-z0-9]{10}$/, '-<hash>')}`).sort(),
-    ).toEqual([
+    expect(kindsAndNames(objects)).toEqual([
       'ConfigMap chain-gateway-<hash>',
       'Deployment chain-gateway',
       'Deployment redis',
