@@ -355,9 +355,10 @@ export function createRequestListener(yoga: GatewayYoga, options: ListenerOption
         ? answer(yoga, options, { req, res, params: { ...sent, query: text }, hot })
         : toYoga(yoga, req, res, body);
     }
+    if (!fastPath) return toYoga(yoga, req, res, body);
     const params = sent as GraphQLParams;
     const hot = prepared.documents.preparedRequest(params.query, params.operationName);
-    return fastPath && (hot || !STREAMING.test(params.query))
+    return hot || !STREAMING.test(params.query)
       ? answer(yoga, options, { req, res, params, hot })
       : toYoga(yoga, req, res, body);
   };
