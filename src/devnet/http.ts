@@ -62,6 +62,8 @@ export interface ServiceOptions {
   latencyMs?: () => number;
   /** While true, every request is answered 503 (an outage, for the soak test). */
   failing?: () => boolean;
+  /** While it returns a promise, every request waits for it before it is answered (a test's gate). */
+  held?: () => Promise<void> | null;
   onRequest?(req: RecordedRequest): void;
 }
 
@@ -130,6 +132,7 @@ export function createService(options: ServiceOptions): Server {
     const rawQuery = q === -1 ? '' : url.slice(q + 1);
     const method = req.method ?? 'GET';
     options.onRequest?.({ service: options.name, method, path, query: rawQuery, headers: req.headers });
+    await options.held?.();
     const latency = options.latencyMs?.() ?? 0;
     if (latency > 0) await new Promise((resolve) => setTimeout(resolve, latency));
 

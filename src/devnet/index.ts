@@ -65,6 +65,12 @@ export interface Devnet {
   /** Makes one service answer 503 to everything from now on (null: none). */
   setFailing(service: 'scan' | 'explorer' | 'stake' | null): void;
   /**
+   * Holds every request to `service` (received and recorded, not answered) until the returned
+   * function is called: a test's way to keep a caller waiting on an upstream for exactly as long as
+   * it needs, without a delay.
+   */
+  hold(service: 'scan' | 'explorer' | 'stake'): () => void;
+  /**
    * Moves the chain on by `blocks` blocks (new transactions, some failed; validators whose tokens,
    * jailing or commission change), deterministically for the seed and the advances made.
    */
@@ -119,7 +125,7 @@ interface ServiceDeps {
   tokens: DevnetTokens;
   now: () => number;
   dialect: Dialect;
-  controls: { latency: number; failing: string | null };
+  controls: { latency: number; failing: string | null; held: Map<string, Promise<void>> };
   onRequest(req: RecordedRequest): void;
 }
 
@@ -129,6 +135,7 @@ function createServices({ data, chain, tokens, now, dialect, controls, onRequest
     name,
     latencyMs: () => controls.latency,
     failing: () => controls.failing === name,
+    held: () => controls.held.get(name) ?? null,
     onRequest,
   });
   return {
@@ -166,7 +173,11 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
   const tokens = new DevnetTokens([token, ...(options.extraTokens ?? [])]);
   const counts = { scan: 0, explorer: 0, stake: 0 };
   const requests: RecordedRequest[] = [];
-  const controls = { latency: options.latencyMs ?? 0, failing: null as string | null };
+  const controls = {
+    latency: options.latencyMs ?? 0,
+    failing: null as string | null,
+    held: new Map<string, Promise<void>>(),
+  };
   const onRequest = (req: RecordedRequest) => {
     counts[req.service as keyof typeof counts]++;
     if (options.record) requests.push(req);
@@ -200,6 +211,17 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
       },
       setFailing(service) {
         controls.failing = service;
+      },
+      hold(service) {
+        let release = () => {};
+        const gate = new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        controls.held.set(service, gate);
+        return () => {
+          if (controls.held.get(service) === gate) controls.held.delete(service);
+          release();
+        };
       },
       advance: (blocks = 1) => chain.advance(blocks),
       grantToken: (t) => tokens.grant(t),

@@ -13,6 +13,12 @@ export interface UpstreamCallEvent {
   seconds: number;
 }
 
+/** What a value read back from Redis claimed to be, when it did not verify (`redis_rejected_total`). */
+export type RedisRejectedKind = 'responses' | 'validators' | 'apq' | 'event' | 'state' | 'lease';
+
+/** Why a request was refused at intake (`http_requests_refused_total`). */
+export type IntakeRefusal = 'body_budget' | 'client_connections' | 'slow_body';
+
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 /**
@@ -75,6 +81,26 @@ export class GatewayMetrics {
     help: 'Redis commands of the shared caches that failed (error, timeout) or were skipped while its breaker was open (circuit_open).',
     labelNames: ['kind'] as const,
     collect: () => this.flushTallies(),
+    registers: [this.registry],
+  });
+  private readonly redisRejected = new Counter({
+    name: 'redis_rejected_total',
+    help: 'Values read back from Redis that did not prove the deployment’s key (forged, altered, or written by another deployment), by kind: dropped as a miss, never served.',
+    labelNames: ['kind'] as const,
+    collect: () => this.flushTallies(),
+    registers: [this.registry],
+  });
+  private readonly intakeRefused = new Counter({
+    name: 'http_requests_refused_total',
+    help: 'Requests refused at intake, before any GraphQL work, by reason: body_budget (MAX_INFLIGHT_BODY_BYTES of request bodies already in flight: 503), client_connections (MAX_CONNECTIONS_PER_CLIENT: 429), slow_body (a body arriving slower than its minimum rate: 408).',
+    labelNames: ['reason'] as const,
+    collect: () => this.flushTallies(),
+    registers: [this.registry],
+  });
+  /** Bytes of request bodies admitted and still arriving (MAX_INFLIGHT_BODY_BYTES at most). */
+  readonly bodyBytesInFlight = new Gauge({
+    name: 'http_request_body_bytes_in_flight',
+    help: 'Bytes of request bodies admitted and not yet fully received (MAX_INFLIGHT_BODY_BYTES at most per process).',
     registers: [this.registry],
   });
   private readonly unknownEnums = new Counter({
@@ -322,6 +348,15 @@ export class GatewayMetrics {
 
   observeRedisError(kind: 'timeout' | 'error' | 'circuit_open'): void {
     this.tally(`x\0${kind}`, this.redisErrors, () => ({ kind }));
+  }
+
+  /** A value read back from Redis that did not verify: `kind` names what it claimed to be. */
+  observeRedisRejected(kind: RedisRejectedKind): void {
+    this.tally(`j\0${kind}`, this.redisRejected, () => ({ kind }));
+  }
+
+  observeIntakeRefused(reason: IntakeRefusal): void {
+    this.tally(`i\0${reason}`, this.intakeRefused, () => ({ reason }));
   }
 
   /** `redis_up` (1 or 0), for a gateway with REDIS_URL only. */

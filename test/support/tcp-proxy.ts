@@ -13,6 +13,11 @@ export interface TcpProxy {
   cut(): Promise<void>;
   /** Accepts connections again, on the same port. */
   mend(): Promise<void>;
+  /**
+   * Holds what clients send (kept, in order, not forwarded) until `release()`: a server that has
+   * stopped answering while every connection stays up. `sent()` is what was held so far, as text.
+   */
+  hold(): { sent(): string; release(): void };
   close(): Promise<void>;
 }
 
@@ -32,11 +37,16 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
     socket.on('error', () => {});
     socket.on('close', () => sockets.delete(socket));
   };
+  /** While held: each connection's target and what its client sent meanwhile. */
+  let held: { target: Socket; chunk: Buffer }[] | null = null;
   const server = createServer((client) => {
     const target = connect(targetPort, '127.0.0.1');
     track(client);
     track(target);
-    client.pipe(target);
+    client.on('data', (chunk: Buffer) => {
+      if (held) held.push({ target, chunk });
+      else target.write(chunk);
+    });
     target.pipe(client);
     client.on('close', () => target.destroy());
     target.on('close', () => client.destroy());
@@ -61,5 +71,16 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
       open = true;
     },
     close: cut,
+    hold() {
+      const chunks: { target: Socket; chunk: Buffer }[] = [];
+      held = chunks;
+      return {
+        sent: () => Buffer.concat(chunks.map((c) => c.chunk)).toString('latin1'),
+        release: () => {
+          if (held === chunks) held = null;
+          for (const { target, chunk } of chunks) if (!target.destroyed) target.write(chunk);
+        },
+      };
+    },
   };
 }
