@@ -15,6 +15,7 @@ import { LiveUpdates } from './live/index.js';
 import { GatewayMetrics } from './ops/metrics.js';
 import type { Telemetry } from './ops/request-trace.js';
 import { type KeyedRedis, RedisStore } from './scale/redis.js';
+import { RedisValues } from './scale/redis-values.js';
 import { SharedCache, sharedKeyPrefix } from './scale/shared-cache.js';
 import { CursorCodec } from './schema/cursors.js';
 import { printedSchema } from './schema/print.js';
@@ -86,8 +87,10 @@ export interface Gateway {
 /**
  * REDIS_URL: the one connection for what is shared between instances (scale/redis.ts), and the
  * second level of the public caches on it (scale/shared-cache.ts). Never needed for an answer.
+ * Every value kept there is signed or sealed with keys derived from the deployment's `secret`, and
+ * proven when read back (scale/redis-values.ts); one that is not is counted in `redis_rejected_total`.
  */
-function connectRedis(options: GatewayOptions, telemetry: Telemetry) {
+function connectRedis(options: GatewayOptions, telemetry: Telemetry, secret: string) {
   const { redisUrl, redisTimeoutMs } = options.scale;
   if (!redisUrl) return { redis: null, shared: null, keyed: null };
   const { metrics } = telemetry;
@@ -98,14 +101,16 @@ function connectRedis(options: GatewayOptions, telemetry: Telemetry) {
     onError: (kind) => metrics.observeRedisError(kind),
   });
   metrics.watchRedis(() => redis.up);
-  const shared = new SharedCache(
-    redis,
-    sharedKeyPrefix(printedSchema(), { urls: options.upstreamUrls, dialects: options.dialects }),
-    options.upstreamTimeoutMs,
-    (cache, result) => metrics.observeSharedCache(cache, result),
+  // The shared caches, and what else lives in Redis (live leases and events, persisted queries),
+  // under one prefix and one set of keys.
+  const keyed: KeyedRedis = {
+    store: redis,
+    prefix: sharedKeyPrefix(printedSchema(), { urls: options.upstreamUrls, dialects: options.dialects }),
+    values: new RedisValues(secret, (kind) => metrics.observeRedisRejected(kind)),
+  };
+  const shared = new SharedCache(keyed, options.upstreamTimeoutMs, (cache, result) =>
+    metrics.observeSharedCache(cache, result),
   );
-  // What else lives in Redis (live leases and events, persisted queries) under the same prefix.
-  const keyed: KeyedRedis = { store: redis, prefix: shared.prefix };
   return { redis, shared, keyed };
 }
 
@@ -192,7 +197,11 @@ function observedUpstreams(options: GatewayOptions): { metrics: GatewayMetrics; 
 export function createGateway(options: GatewayOptions): Gateway {
   const { metrics, upstreams } = observedUpstreams(options);
   const telemetry: Telemetry = { metrics, logger: options.logger ?? pino({ level: 'silent' }) };
-  const { redis, shared, keyed } = connectRedis(options, telemetry);
+  // CURSOR_SECRET, or (the devnet, real upstreams outside production: config.ts) one derived from the upstreams.
+  const secret =
+    options.cursorSecret ??
+    sharedKeyPrefix('cursors', { urls: options.upstreamUrls, dialects: options.dialects });
+  const { redis, shared, keyed } = connectRedis(options, telemetry, secret);
   const rateLimit = rateLimitFor(options, telemetry, redis);
   // Every document's parse, validation, derived facts and (once hot) compiled plan, in one bounded
   // LRU: Yoga's own parse and validation caches are off.
@@ -201,10 +210,6 @@ export function createGateway(options: GatewayOptions): Gateway {
   metrics.watchDocumentCaches(() => ({ ...documents.size(), responses: responses?.size() ?? 0 }));
   const cors = new CorsPolicy(options.cors);
   const validatorCache = validatorCacheFor(options, upstreams, metrics, shared);
-  // CURSOR_SECRET, or (the devnet, real upstreams outside production: config.ts) one derived from the upstreams.
-  const secret =
-    options.cursorSecret ??
-    sharedKeyPrefix('cursors', { urls: options.upstreamUrls, dialects: options.dialects });
   const live = new LiveUpdates(options.live, {
     upstreams,
     metrics,

@@ -77,7 +77,7 @@ export class LiveUpdates {
     private readonly deps: LiveDeps,
   ) {
     const bus = deps.redis
-      ? new RedisBus(deps.redis.store, { prefix: deps.redis.prefix, leaseMs: settings.leaseMs })
+      ? new RedisBus(deps.redis, { leaseMs: settings.leaseMs })
       : new LocalBus();
     this.hub = new LiveHub({
       bus,

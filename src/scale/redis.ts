@@ -9,6 +9,7 @@ import {
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { type CircuitName, circuitName } from '../lib/circuit.js';
+import type { RedisValues } from './redis-values.js';
 
 /**
  * The gateway's one Redis connection (REDIS_URL), for what is shared between instances. Redis is an
@@ -19,6 +20,8 @@ import { type CircuitName, circuitName } from '../lib/circuit.js';
  *   even paying the timeout, and one trial command per `halfOpenAfterMs` finds out when it is back.
  * Callers treat any rejection as "no Redis this time" and serve from the upstreams. An outage is
  * logged once when it starts and once when it ends; each failed or skipped command is counted.
+ * Nor is what it answers trusted: anyone who reaches Redis can write there, so every value read back
+ * is proven with the deployment's key first (`KeyedRedis.values`, redis-values.ts).
  */
 
 export type RedisErrorKind = 'timeout' | 'error' | 'circuit_open';
@@ -36,10 +39,15 @@ export interface RedisStoreOptions {
   halfOpenAfterMs?: number;
 }
 
-/** The connection, and the prefix of the deployment's keys (what else lives in Redis beside the shared caches). */
+/**
+ * The connection, the prefix of the deployment's keys (what else lives in Redis beside the shared
+ * caches), and how the values under them are signed, sealed and proven (redis-values.ts): whatever
+ * is read back from Redis is proven before it is used.
+ */
 export interface KeyedRedis {
   store: RedisStore;
   prefix: string;
+  values: RedisValues;
 }
 
 export class RedisStore {

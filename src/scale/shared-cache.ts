@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { RedisStore } from './redis.js';
+import type { KeyedRedis, RedisStore } from './redis.js';
+import type { RedisValues } from './redis-values.js';
 
 /**
  * The second level of the public caches (validator list, public responses) when REDIS_URL is set:
@@ -17,10 +18,16 @@ import type { RedisStore } from './redis.js';
  *   passes, and then fetch themselves. So concurrent misses across instances make one fetch.
  * - Every Redis command may fail (RedisStore: short timeout, breaker): a failure means "no shared
  *   value", and the caller fetches from the upstreams as it would without Redis.
+ * - Whoever reaches Redis may write there (contract.md §8): every value is stored signed with the
+ *   deployment's key over its Redis key (redis-values.ts), and proven on every read path (`read`,
+ *   `valueOrLock`, `waitFor`). One that does not verify is a miss, counted in
+ *   `redis_rejected_total{kind="responses"|"validators"}` and never parsed: the lock is taken over
+ *   it (the scripts skip its exact bytes), and the value fetched here overwrites it. A value past
+ *   the expiry it was signed with (an old answer written back) is a miss as well.
  */
 
-/** Bump when the shape of a stored value changes without the schema changing. */
-export const SHARED_FORMAT_VERSION = 1;
+/** Bump when the shape of a stored value changes without the schema changing (2: signed values). */
+export const SHARED_FORMAT_VERSION = 2;
 
 const hash = (text: string, length = 16) =>
   createHash('sha256').update(text).digest('base64url').slice(0, length);
@@ -65,9 +72,12 @@ export interface SharedLock {
 const STORE_AND_RELEASE = `redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 if ARGV[3] ~= '' and redis.call('GET', KEYS[2]) == ARGV[3] then redis.call('DEL', KEYS[2]) end
 return 1`;
-/** 1 and the value if there is one, else 2 when the lock was taken, else 3 (held by another). */
+/**
+ * 1 and the value if there is one, else 2 when the lock was taken, else 3 (held by another). A value
+ * whose exact bytes are ARGV[3] (one that did not verify) counts as none.
+ */
 const VALUE_OR_LOCK = `local value = redis.call('GET', KEYS[1])
-if value then return {1, value} end
+if value and value ~= ARGV[3] then return {1, value} end
 if redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2], 'NX') then return {2} end
 return {3}`;
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
@@ -75,23 +85,44 @@ return 0`;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** What `read` found under a key: the proven value (null: none, or one that did not verify), and the bytes Redis held. */
+export interface SharedRead<T> {
+  found: SharedValue<T> | null;
+  stored: string | null;
+}
+
 export class SharedCache {
+  private readonly redis: RedisStore;
+  private readonly values: RedisValues;
+  readonly prefix: string;
+
   constructor(
-    private readonly redis: RedisStore,
-    readonly prefix: string,
+    keyed: KeyedRedis,
     /** How long a lock is held at most, and how long the others wait: the upstream timeout. */
     private readonly lockMs: number,
     private readonly observe: (cache: SharedCacheName, result: SharedLookup) => void = () => {},
-  ) {}
+  ) {
+    this.redis = keyed.store;
+    this.values = keyed.values;
+    this.prefix = keyed.prefix;
+  }
 
   key(cache: SharedCacheName, id: string): string {
     return `${this.prefix}${cache}:${id}`;
   }
 
-  /** The stored value; null when there is none; undefined when Redis did not answer. */
-  async read<T>(key: string): Promise<SharedValue<T> | null | undefined> {
+  /** The value stored under `key`, once proven and decoded; null when none or it does not verify (counted). */
+  private open<T>(cache: SharedCacheName, key: string, stored: string | null): SharedValue<T> | null {
+    if (stored === null) return null;
+    const text = this.values.verify(key, stored, cache);
+    return text === null ? null : decode<T>(text);
+  }
+
+  /** What is stored under `key`; undefined when Redis did not answer. */
+  async read<T>(cache: SharedCacheName, key: string): Promise<SharedRead<T> | undefined> {
     try {
-      return decode<T>(await this.redis.run((c) => c.get(key)));
+      const stored = await this.redis.run((c) => c.get(key));
+      return { found: this.open<T>(cache, key, stored), stored };
     } catch {
       return undefined;
     }
@@ -100,16 +131,29 @@ export class SharedCache {
   /**
    * After a miss: the value if it was stored meanwhile, else the fill lock for `key`, else null
    * (another holds it); undefined when Redis did not answer. One script, so that a value stored
-   * between the miss and the lock is never fetched again.
+   * between the miss and the lock is never fetched again; `rejected`, the bytes the miss found and
+   * did not verify, counts as no value, so that the lock is taken over it.
    */
-  async valueOrLock<T>(key: string): Promise<{ found: SharedValue<T> } | SharedLock | null | undefined> {
+  async valueOrLock<T>(
+    cache: SharedCacheName,
+    key: string,
+    rejected: string | null,
+  ): Promise<{ found: SharedValue<T> } | SharedLock | null | undefined> {
     const lock = { key, lockKey: `${key}:lock`, token: randomUUID() };
     try {
       const [outcome, raw] = (await this.redis.run((c) =>
-        c.eval(VALUE_OR_LOCK, 2, key, lock.lockKey, lock.token, this.lockMs),
+        c.eval(
+          VALUE_OR_LOCK,
+          2,
+          key,
+          lock.lockKey,
+          lock.token,
+          this.lockMs,
+          ...(rejected === null ? [] : [rejected]),
+        ),
       )) as [number, string | undefined];
       if (outcome === 1) {
-        const found = decode<T>(raw ?? null);
+        const found = this.open<T>(cache, key, raw ?? null);
         return found ? { found } : null;
       }
       return outcome === 2 ? lock : null;
@@ -120,9 +164,15 @@ export class SharedCache {
 
   /**
    * Waits for the value another instance is fetching: null when its lock went without a value or
-   * when Redis stops answering, `expired` when the wait reaches the upstream timeout.
+   * when Redis stops answering, `expired` when the wait reaches the upstream timeout. Bytes that did
+   * not verify (`rejected`, and any met while waiting) are no value, and are counted once.
    */
-  async waitFor<T>(key: string): Promise<SharedValue<T> | 'expired' | null> {
+  async waitFor<T>(
+    cache: SharedCacheName,
+    key: string,
+    rejected: string | null,
+  ): Promise<SharedValue<T> | 'expired' | null> {
+    let skip = rejected;
     const deadline = Date.now() + this.lockMs;
     let pause = 5;
     while (Date.now() < deadline) {
@@ -138,8 +188,11 @@ export class SharedCache {
       } catch {
         return null;
       }
-      const found = decode<T>(value);
-      if (found) return found;
+      if (value !== null && value !== skip) {
+        const found = this.open<T>(cache, key, value);
+        if (found) return found;
+        skip = value;
+      }
       if (lock === null) return null;
     }
     return 'expired';
@@ -147,7 +200,7 @@ export class SharedCache {
 
   /** Stores a value for `ttlMs` and releases the caller's lock; never waited for, never fails. */
   store(key: string, value: unknown, ttlMs: number, lock?: SharedLock | null): void {
-    const payload = `${Date.now() + ttlMs}|${JSON.stringify(value)}`;
+    const payload = this.values.sign(key, `${Date.now() + ttlMs}|${JSON.stringify(value)}`);
     this.redis
       .run((c) => c.eval(STORE_AND_RELEASE, 2, key, `${key}:lock`, payload, ttlMs, lock?.token ?? ''))
       .catch(() => {});
@@ -167,12 +220,15 @@ export class SharedCache {
     id: string,
   ): Promise<{ found: SharedValue<T> } | { fill: SharedFill }> {
     const key = this.key(cache, id);
-    const found = await this.read<T>(key);
-    if (found) {
+    const read = await this.read<T>(cache, key);
+    if (read?.found) {
       this.observe(cache, 'hit');
-      return { found };
+      return { found: read.found };
     }
-    const lock = found === null ? await this.valueOrLock<T>(key) : undefined;
+    // A value that did not verify (or is past its expiry) is none: the lock is taken over it, and
+    // the value fetched here overwrites it.
+    const rejected = read?.stored ?? null;
+    const lock = read ? await this.valueOrLock<T>(cache, key, rejected) : undefined;
     if (lock && 'found' in lock) {
       this.observe(cache, 'hit');
       return lock;
@@ -182,7 +238,7 @@ export class SharedCache {
       return { fill: { key, lock: null, store: false } };
     }
     if (lock === null) {
-      const waited = await this.waitFor<T>(key);
+      const waited = await this.waitFor<T>(cache, key, rejected);
       if (waited === 'expired') {
         this.observe(cache, 'expired');
         return { fill: { key, lock, store: true } };
@@ -230,14 +286,12 @@ export class SharedCache {
   }
 }
 
-function decode<T>(raw: string | null): SharedValue<T> | null {
-  if (raw === null) return null;
-  const bar = raw.indexOf('|');
-  const expires = Number(raw.slice(0, bar));
-  if (bar < 0 || !Number.isFinite(expires)) return null;
-  try {
-    return { value: JSON.parse(raw.slice(bar + 1)) as T, ttlMs: Math.max(expires - Date.now(), 0) };
-  } catch {
-    return null;
-  }
+/**
+ * A proven `<expiry>|<json>` (written by `store`, so well formed); null once past its expiry, so
+ * that an old answer written back under its key is not served again.
+ */
+function decode<T>(text: string): SharedValue<T> | null {
+  const bar = text.indexOf('|');
+  const ttlMs = Number(text.slice(0, bar)) - Date.now();
+  return ttlMs > 0 ? { value: JSON.parse(text.slice(bar + 1)) as T, ttlMs } : null;
 }

@@ -20,7 +20,10 @@ import { clientOf, type RateLimit, rateLimited } from './rate-limit.js';
  *   is the SHA-256 of its exact text;
  * - a document is registered only once it has passed validation and pricing, and registering it is
  *   charged to its client's rate-limit budget by its size (one point per 64 bytes) beside its cost;
- * - a document read from Redis is hashed again before it runs: one that does not match is a miss.
+ * - a document is kept in Redis signed with the deployment's key over its hash (redis-values.ts):
+ *   one read back that does not verify (planted by whoever reaches Redis) is a miss, counted in
+ *   `redis_rejected_total{kind="apq"}`, and the client's registration replaces it; one that does
+ *   is hashed again before it runs, and a mismatch is a miss too.
  *
  * Documents are kept in process in an LRU bounded in entries and bytes and, with REDIS_URL, in Redis
  * within APQ_REDIS_BYTES for the whole deployment (the least recently registered go first), so that
@@ -56,25 +59,29 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 
 /**
  * Registers a document in Redis within a byte budget, as one script: the documents (a hash of
- * hash → text), when each was last registered (a sorted set) and their total size, each counted
- * with its hash twice and about 96 bytes of Redis's own per entry, so that tiny documents cannot
- * take far more memory than the budget says. Documents past
- * their time are dropped first, then the least recently registered, until the new one fits; a
- * bounded number per call, so that the script stays short (beyond it the document is not shared).
- * KEYS: documents, registered, bytes. ARGV: hash, document, now, ttl, budget.
+ * hash → signed text), when each was last registered (a sorted set) and their total size, each
+ * counted as stored (signed) with its hash twice and about 96 bytes of Redis's own per entry, so
+ * that tiny documents cannot take far more memory than the budget says. The same signed text
+ * already there is only marked registered again; anything else there (a value planted without the
+ * key) is dropped and replaced. Documents past their time are dropped first, then the least
+ * recently registered, until the new one fits; a bounded number per call, so that the script
+ * stays short (beyond it the document is not shared).
+ * KEYS: documents, registered, bytes. ARGV: hash, signed document, now, ttl, budget.
  */
 const REGISTER = `local size = #ARGV[2] + 2 * #ARGV[1] + 96
 local now, ttl, budget = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
-if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
-  redis.call('ZADD', KEYS[2], now, ARGV[1])
-  return 1
-end
 local used = tonumber(redis.call('GET', KEYS[3]) or '0')
 local function drop(hash)
   used = used - redis.call('HSTRLEN', KEYS[1], hash) - 2 * #hash - 96
   redis.call('HDEL', KEYS[1], hash)
   redis.call('ZREM', KEYS[2], hash)
 end
+local kept = redis.call('HGET', KEYS[1], ARGV[1])
+if kept == ARGV[2] then
+  redis.call('ZADD', KEYS[2], now, ARGV[1])
+  return 1
+end
+if kept then drop(ARGV[1]) end
 for _, hash in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now - ttl, 'LIMIT', 0, 64)) do drop(hash) end
 local evictions = 0
 while used + size > budget and evictions < 256 do
@@ -115,17 +122,24 @@ export class PersistedQueryStore {
     return [`${prefix}documents`, `${prefix}registered`];
   }
 
+  /** What a document's signature names: its entry in the documents hash, so that it proves its hash too. */
+  private entryKey(hash: string): string {
+    return `${this.keys()[0]}:${hash}`;
+  }
+
   /** The document registered under `hash` (a checked SHA-256 hex), or null. */
   async get(hash: string): Promise<string | null> {
     const kept = this.documents.get(hash);
     if (kept !== undefined) return kept;
     const redis = this.options.redis;
     if (!redis) return null;
-    const shared = (await redis.store
+    const stored = (await redis.store
       .run((c) => c.eval(LOOKUP, 2, ...this.keys(), hash, Date.now(), SHARED_TTL_MS))
       .catch(() => null)) as string | null;
-    // What Redis holds is proven again: an entry that is not its hash's document is a miss.
-    if (typeof shared !== 'string' || sha256(shared) !== hash) return null;
+    if (typeof stored !== 'string') return null;
+    // What Redis holds is proven: signed by this deployment for this hash, and the hash's document.
+    const shared = redis.values.verify(this.entryKey(hash), stored, 'apq');
+    if (shared === null || sha256(shared) !== hash) return null;
     this.documents.set(hash, shared);
     return shared;
   }
@@ -153,15 +167,16 @@ export class PersistedQueryStore {
   /** Keeps a document under its (proven) hash, unless it is too big to keep. */
   register(hash: string, document: string): void {
     this.documents.set(hash, document);
-    this.options.redis?.store
+    const redis = this.options.redis;
+    redis?.store
       .run((c) =>
         c.eval(
           REGISTER,
           3,
           ...this.keys(),
-          `${this.options.redis?.prefix ?? ''}apq:bytes`,
+          `${redis.prefix}apq:bytes`,
           hash,
-          document,
+          redis.values.sign(this.entryKey(hash), document),
           Date.now(),
           SHARED_TTL_MS,
           this.options.redisBytes,
