@@ -48,6 +48,9 @@ const failed = (hash: string): LiveEvent => ({
 /** A source whose polls find nothing: the test publishes on the bus as a poller would. */
 const quiet: Source<unknown> = { key: 'blocks', poll: async () => ({ events: [], state: {} }) };
 
+/** A stream that never ends by itself (the test ends it). */
+const noEnd = { cut: () => {}, onEnd: () => {} };
+
 let hub: LiveHub | undefined;
 afterEach(() => hub?.close());
 
@@ -55,10 +58,18 @@ describe('LiveHub', () => {
   it('delivers a block that arrives again only once, and never one below the last delivered', async () => {
     const bus = new LocalBus();
     const metrics = new GatewayMetrics(() => ({ scan: 'closed', explorer: 'closed', stake: 'closed' }));
-    hub = new LiveHub({ bus, intervalMs: 60_000, backlog: 100, metrics, logger: pino({ level: 'silent' }) });
+    hub = new LiveHub({
+      bus,
+      intervalMs: 60_000,
+      backlog: 100,
+      remember: 20,
+      metrics,
+      logger: pino({ level: 'silent' }),
+    });
     const stream = hub.subscribe(quiet, {
       accept: (event) => (event.kind === 'block' ? event.block.height : undefined),
       cut: () => {},
+      onEnd: () => {},
     });
     await bus.publish('blocks', [block(5), block(6)]);
     await bus.publish('blocks', [block(6), block(7)]);
@@ -73,7 +84,14 @@ describe('LiveHub', () => {
   it('delivers a validator, the statistics or a failed transaction that arrives again only once', async () => {
     const bus = new LocalBus();
     const metrics = new GatewayMetrics(() => ({ scan: 'closed', explorer: 'closed', stake: 'closed' }));
-    hub = new LiveHub({ bus, intervalMs: 60_000, backlog: 100, metrics, logger: pino({ level: 'silent' }) });
+    hub = new LiveHub({
+      bus,
+      intervalMs: 60_000,
+      backlog: 100,
+      remember: 20,
+      metrics,
+      logger: pino({ level: 'silent' }),
+    });
     const name = (event: LiveEvent) =>
       event.kind === 'validator'
         ? `${event.validator.operatorAddress}=${event.validator.tokens}`
@@ -82,8 +100,8 @@ describe('LiveHub', () => {
           : event.kind === 'failedTransaction'
             ? `failed ${event.transaction.hash}`
             : undefined;
-    const validators = hub.subscribe({ ...quiet, key: 'validators' }, { accept: name, cut: () => {} });
-    const transactions = hub.subscribe({ ...quiet, key: 'failed:x' }, { accept: name, cut: () => {} });
+    const validators = hub.subscribe({ ...quiet, key: 'validators' }, { accept: name, ...noEnd });
+    const transactions = hub.subscribe({ ...quiet, key: 'failed:x' }, { accept: name, ...noEnd });
     // The same change from two pollers (a counter that moves with every block differs: not a change).
     await bus.publish('validators', [validator('v1', '10', '1'), statistics('10')]);
     await bus.publish('validators', [

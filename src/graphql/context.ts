@@ -1,7 +1,7 @@
 import type { LiveUpdates } from '../live/index.js';
 import type { CursorCodec } from '../schema/cursors.js';
 import type { Loaders } from './loaders.js';
-import type { MemberHandle } from './plugins/live-groups.js';
+import type { StreamHandle } from './streams.js';
 
 /** What every resolver of one GraphQL request sees. */
 export interface Context {
@@ -22,10 +22,11 @@ export interface Context {
   /** The gateway's live updates, where subscription fields open their streams. */
   live: LiveUpdates;
   /**
-   * What a subscription stream of this request needs: how to close its connection, and, when its
-   * transport writes streams itself (http/sse.ts), how it takes over the subscriber's group member.
+   * A subscription stream's one end (streams.ts): what holds something for the stream registers its
+   * release there; it closes the connection of a reader that stopped; and, when the transport
+   * writes streams itself (http/sse.ts), it hands the subscriber's group member over.
    */
-  stream: MemberHandle;
+  stream: StreamHandle;
   /** The deployment's page cursors: made from the upstreams' keys, taken back signed. */
   cursors: CursorCodec;
 }

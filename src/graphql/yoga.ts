@@ -7,15 +7,15 @@ import type { GatewayOptions } from '../gateway.js';
 import { type CorsPolicy, useAnswers } from '../http/answer.js';
 import { useRequestBodyLimit } from '../http/body-limit.js';
 import { useOperationalEndpoints } from '../http/endpoints.js';
-import { StreamHandle } from '../http/sse.js';
 import type { LiveUpdates } from '../live/index.js';
 import { yogaLogger } from '../ops/logger.js';
 import { type Telemetry, traceOf } from '../ops/request-trace.js';
 import type { RedisStore } from '../scale/redis.js';
+import { UPSTREAM_COST } from '../schema/builder.js';
 import type { CursorCodec } from '../schema/cursors.js';
 import { schema } from '../schema/index.js';
 import type { Upstreams } from '../upstream/index.js';
-import { bearerToken, type Context, resumeAfter } from './context.js';
+import { bearerToken, type Context, explorerTokenOf, resumeAfter } from './context.js';
 import { EXAMPLE_QUERY, graphiqlPageOptions } from './graphiql.js';
 import { Loaders, type ValidatorCache } from './loaders.js';
 import { automaticPersistedQueries, type PersistedQueryStore } from './plugins/apq.js';
@@ -25,10 +25,11 @@ import { limitPlugins } from './plugins/limits.js';
 import { useLiveGroups } from './plugins/live-groups.js';
 import { type Manifest, usePersistedOnly } from './plugins/persisted.js';
 import { type DocumentCache, type PartPlugin, partPlugin, type RequestPart } from './plugins/prepared.js';
-import type { RateLimit } from './plugins/rate-limit.js';
+import { clientOf, type RateLimit, rateLimited } from './plugins/rate-limit.js';
 import type { PublicResponseCache } from './plugins/response-cache.js';
 import { useSubscriptionLimits } from './plugins/subscriptions.js';
 import { operationLabeler, useTelemetry } from './plugins/telemetry.js';
+import { StreamHandle } from './streams.js';
 
 export type GatewayYoga = YogaServerInstance<Record<string, unknown>, Context>;
 
@@ -105,6 +106,7 @@ function pipeline(options: GatewayOptions, parts: YogaParts): Plugin[] {
     // joins a group of alike subscribers: one execution per event for the group.
     useLiveGroups({
       backlog: options.live.backlog,
+      catchUp: options.live.catchUp,
       metrics: parts.telemetry.metrics,
       groupContext: (member, signal) => ({
         callerToken: member.callerToken,
@@ -115,15 +117,29 @@ function pipeline(options: GatewayOptions, parts: YogaParts): Plugin[] {
           scope: { signal },
         }),
         maxComplexity: member.maxComplexity,
-        resumeAfter: member.resumeAfter,
+        // The group is the live one: a resuming member's replay is its own (live-groups.ts).
+        resumeAfter: null,
         unknownEnumValue: member.unknownEnumValue,
         live: member.live,
-        // The hub ends a group that falls behind by ending its events (live-groups.ts).
-        stream: { cut: () => {} },
+        // A group's source ends when the group closes, never with one member's stream.
+        stream: new StreamHandle(),
         cursors: member.cursors,
       }),
       stampOf: (payload) => parts.live.stampOf(payload),
       mask: (error) => maskGatewayError(error, INTERNAL_MESSAGE) as GraphQLError,
+      missed: (field, after) => (field === 'blockAdded' ? parts.live.missedBlocks(after) : null),
+      // Reads a replay makes are priced as the queries that would make them: one upstream read each.
+      charge: async (context, reads) => {
+        const { rateLimit } = parts;
+        const over = rateLimit
+          ? await rateLimit.charge(clientOf(context, rateLimit.client), reads * UPSTREAM_COST)
+          : null;
+        return over ? rateLimited(over.retryAfterMs) : null;
+      },
+      admit: async (context) => {
+        const token = explorerTokenOf(context);
+        return token === null ? null : parts.live.checkToken(token, context.loaders.scope);
+      },
     }),
   ];
 }
@@ -156,7 +172,7 @@ export function gatewayContext(
     live: parts.live,
     // A subscriber that stops reading is cut off: its connection closed. The node:http adapter
     // (http/sse.ts) also takes its group member over, to write the stream itself.
-    stream: (sse as Context['stream'] | undefined) ?? new StreamHandle(res as ServerResponse | undefined),
+    stream: (sse as StreamHandle | undefined) ?? new StreamHandle(res as ServerResponse | undefined),
     cursors: parts.cursors,
   });
 }

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ExecutionResult, GraphQLError, getOperationAST } from 'graphql';
 import { getSSEProcessor, isAsyncIterable } from 'graphql-yoga';
-import type { Delivery, LiveMember, LiveSink, MemberHandle } from '../graphql/plugins/live-groups.js';
+import { type Delivery, type LiveSink, StreamHandle } from '../graphql/streams.js';
 import type { GatewayMetrics } from '../ops/metrics.js';
 import {
   attachTrace,
@@ -173,9 +173,8 @@ export class EventStreams {
     return this.retryMs;
   }
 
-  /** Streams an adopted member's events to `res` until either ends. */
+  /** Streams an adopted member's events to `res` until the stream ends (its handle says when). */
   stream(res: ServerResponse, handle: StreamHandle): void {
-    const member = handle.member as LiveMember;
     const stream = new EventStream(res, this);
     this.open.add(stream);
     if (!this.timer) {
@@ -184,18 +183,14 @@ export class EventStreams {
       }, this.options.pingMs);
       this.timer.unref();
     }
-    // The stream's end (completed, cut, or the client gone): the member leaves its group, and the
-    // subscription caps give their place back.
-    res.on('close', () => {
+    handle.onEnd(() => {
       this.open.delete(stream);
       if (this.open.size === 0 && this.timer) {
         clearInterval(this.timer);
         this.timer = null;
       }
-      void member.return();
-      handle.onEnd?.();
     });
-    member.attach(stream);
+    handle.member?.attach(stream);
   }
 }
 
@@ -275,12 +270,21 @@ export async function serveSubscription(request: SubscriptionRequest): Promise<b
       operationName: params.operationName ?? undefined,
     });
   } catch (error) {
+    sse.end();
     if (error instanceof GraphQLError) return once({ errors: [error] });
     throw error;
   }
-  if (!isAsyncIterable(result)) return once(result);
-  if (!sse.member || res.destroyed) {
-    // Not grouped (incremental delivery in a subscription), or already gone: Yoga's own writer.
+  if (!isAsyncIterable(result)) {
+    sse.end();
+    return once(result);
+  }
+  if (sse.ended) {
+    // The client left while it subscribed: everything the stream took is given back already.
+    finishTrace(telemetry, trace, 499);
+    return true;
+  }
+  if (!sse.member) {
+    // Not grouped (incremental delivery in a subscription): Yoga's own writer.
     return answerByYoga(request, trace, common, result);
   }
   res.writeHead(200, { ...HEADERS, ...common });
@@ -291,24 +295,4 @@ export async function serveSubscription(request: SubscriptionRequest): Promise<b
   res.off('close', abort);
   request.streams.stream(res, sse);
   return true;
-}
-
-/**
- * The context's stream handle: a stalled reader is cut through it, the group member adopted, and
- * what must run at the stream's end (the caps' release) kept. A class, not closures, so that it
- * holds nothing of the request beyond its response.
- */
-export class StreamHandle implements MemberHandle {
-  member: LiveMember | null = null;
-  onEnd: (() => void) | undefined = undefined;
-
-  constructor(private readonly res: ServerResponse | undefined) {}
-
-  cut(): void {
-    this.res?.destroy();
-  }
-
-  adopt(member: LiveMember): void {
-    this.member = member;
-  }
 }

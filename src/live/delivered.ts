@@ -45,6 +45,9 @@ export class DeliveredEvents {
         this.statistics = print;
         return true;
       }
+      // An end, not an event: every one is told.
+      case 'refused':
+        return true;
       case 'failedTransaction': {
         const key = txKey(event.transaction);
         if (this.failed.has(key)) return false;

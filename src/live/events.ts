@@ -3,10 +3,12 @@ import type { Block, FailedTransaction, Validator, ValidatorStatistics } from '.
 /**
  * What a poll found, as it travels from the poller to every subscriber (through Redis between
  * instances: plain JSON of the graph's models). `polledAt`: when the poll's answer came (ms since
- * the epoch), from which the delivery delay is measured.
+ * the epoch), from which the delivery delay is measured. `refused`: the source's credential was
+ * refused (a revoked token): every subscriber's stream ends with UNAUTHENTICATED.
  */
 export type LiveEvent =
   | { kind: 'block'; block: Block; polledAt: number }
   | { kind: 'validator'; validator: Validator; polledAt: number }
   | { kind: 'statistics'; statistics: ValidatorStatistics; polledAt: number }
-  | { kind: 'failedTransaction'; transaction: FailedTransaction; polledAt: number };
+  | { kind: 'failedTransaction'; transaction: FailedTransaction; polledAt: number }
+  | { kind: 'refused'; polledAt: number };

@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import { UpstreamError } from '../errors.js';
 import { DeliveredEvents } from './delivered.js';
 import type { LiveEvent } from './events.js';
 import { type PollerOptions, type PollOutcome, SourcePoller } from './poller.js';
@@ -25,17 +26,27 @@ const eventId = (event: LiveEvent): string | undefined =>
 export interface HubOptions extends PollerOptions {
   /** LIVE_BACKLOG: events waiting for one subscriber before it is cut off. */
   backlog: number;
+  /** LIVE_CATCH_UP: the latest events with an id (blocks) each source keeps for resuming subscribers. */
+  remember: number;
 }
 
-export interface SubscribeOptions<T> {
-  /** The event as this subscriber's field answers it, or undefined when it is not for it. */
-  accept(event: LiveEvent): T | undefined;
+/** What a subscription stream gives the hub: its end (live/index.ts StreamOptions). */
+export interface StreamEnd {
   /** Closes the subscriber's connection (its client stopped reading). */
   cut(): void;
+  /** Runs `release` once the stream ends, however it ends (at once if it has). */
+  onEnd(release: () => void): void;
+}
+
+export interface SubscribeOptions<T> extends StreamEnd {
+  /** The event as this subscriber's field answers it, or undefined when it is not for it. */
+  accept(event: LiveEvent): T | undefined;
 }
 
 interface Subscriber {
   offer(event: LiveEvent): void;
+  /** The source failed for good (its credential refused): the stream ends with `error`. */
+  fail(error: Error): void;
   end(): void;
 }
 
@@ -43,7 +54,19 @@ interface Feed {
   poller: SourcePoller<unknown>;
   subscribers: Set<Subscriber>;
   stop: () => void;
+  /**
+   * The latest events with an id (blocks) this process delivered while it listened, oldest
+   * first, LIVE_CATCH_UP at most: a resuming subscriber's replay, read from memory. Heard through
+   * Redis as well, so that a client moving to this instance finds what it missed on another.
+   */
+  recent: LiveEvent[];
 }
+
+/** What every subscriber of a source whose poll was refused is told. */
+const refusedError = () =>
+  new UpstreamError('explorer', 'UNAUTHENTICATED', 'the live source’s token was refused', undefined, 401, {
+    http: { status: 401 },
+  });
 
 export class LiveHub {
   private readonly feeds = new Map<string, Feed>();
@@ -85,16 +108,28 @@ export class LiveHub {
     return this.options.bus.holders(this.sources());
   }
 
-  /** A stream of `source`'s events as `accept` answers them; the source is polled while it has one. */
+  /**
+   * The latest events of `source` (by key) this process delivered while it listened, oldest first;
+   * empty when it does not listen (what it heard before may have a gap since).
+   */
+  recent(source: string): readonly LiveEvent[] {
+    return this.feeds.get(source)?.recent ?? [];
+  }
+
+  /**
+   * A stream of `source`'s events as `accept` answers them; the source is polled while it has one.
+   * The subscriber leaves when its stream ends (`onEnd`), however it ends.
+   */
   subscribe<T>(source: Source<unknown>, options: SubscribeOptions<T>): AsyncIterableIterator<T> {
     const queue: T[] = [];
-    let waiting: ((result: IteratorResult<T>) => void) | null = null;
+    let waiting: { resolve(result: IteratorResult<T>): void; reject(error: Error): void } | null = null;
     let done = this.closed;
+    let failure: Error | null = null;
     const finish = () => {
       if (done) return;
       done = true;
       this.leave(source.key, subscriber);
-      waiting?.({ value: undefined, done: true });
+      waiting?.resolve({ value: undefined, done: true });
       waiting = null;
     };
     const subscriber: Subscriber = {
@@ -103,7 +138,7 @@ export class LiveHub {
         if (value === undefined || done) return;
         if (typeof value === 'object' && value !== null) this.stamp(value, event.polledAt, eventId(event));
         if (waiting) {
-          waiting({ value, done: false });
+          waiting.resolve({ value, done: false });
           waiting = null;
         } else if (queue.length >= this.options.backlog) {
           this.options.metrics.observeCut();
@@ -114,16 +149,35 @@ export class LiveHub {
           queue.push(value);
         }
       },
+      fail: (error) => {
+        if (done) return;
+        failure = error;
+        const pending = waiting;
+        waiting = null;
+        if (pending) {
+          failure = null;
+          pending.reject(error);
+        }
+        finish();
+      },
       end: finish,
     };
-    if (!done) this.join(source, subscriber);
+    if (!done) {
+      this.join(source, subscriber);
+      options.onEnd(finish);
+    }
     const iterator: AsyncIterableIterator<T> = {
       next: () => {
         const value = queue.shift();
         if (value !== undefined) return Promise.resolve({ value, done: false });
+        if (failure) {
+          const error = failure;
+          failure = null;
+          return Promise.reject(error);
+        }
         if (done) return Promise.resolve({ value: undefined, done: true });
-        return new Promise((resolve) => {
-          waiting = resolve;
+        return new Promise((resolve, reject) => {
+          waiting = { resolve, reject };
         });
       },
       return: () => {
@@ -139,14 +193,24 @@ export class LiveHub {
     let feed = this.feeds.get(source.key);
     if (!feed) {
       const subscribers = new Set<Subscriber>();
+      const recent: LiveEvent[] = [];
       // Every event reaches this process's subscribers once (blocks in height order), even when
       // it arrives twice: a repeat goes no further (delivered.ts).
       const delivered = new DeliveredEvents();
       const stop = this.options.bus.listen(source.key, (event) => {
         if (!delivered.fresh(event)) return;
+        if (event.kind === 'refused') {
+          for (const each of [...subscribers]) each.fail(refusedError());
+          return;
+        }
+        if (event.kind === 'block') {
+          this.stamp(event.block, event.polledAt, eventId(event));
+          recent.push(event);
+          if (recent.length > this.options.remember) recent.shift();
+        }
         for (const each of subscribers) each.offer(event);
       });
-      feed = { poller: new SourcePoller(source, this.options), subscribers, stop };
+      feed = { poller: new SourcePoller(source, this.options), subscribers, stop, recent };
       this.feeds.set(source.key, feed);
       feed.poller.start();
     }

@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import type { Logger } from 'pino';
+import { GatewayError, UpstreamError } from '../errors.js';
 import { addressKey, validatorAddressKeys } from '../lib/address.js';
 import type { GatewayMetrics } from '../ops/metrics.js';
 import type { KeyedRedis } from '../scale/redis.js';
@@ -13,7 +14,7 @@ import type {
   ValidatorStatistics,
 } from '../upstream/models.js';
 import { LocalBus, RedisBus } from './bus.js';
-import { LiveHub, type Stamp } from './hub.js';
+import { LiveHub, type Stamp, type StreamEnd } from './hub.js';
 import {
   blockAt,
   blockSource,
@@ -52,10 +53,15 @@ export interface LiveDeps {
   validatorsRead(list: ValidatorList): void;
 }
 
-/** What a subscription stream needs of its request. */
-export interface StreamOptions {
-  /** Closes the subscriber's connection (it stopped reading). */
-  cut(): void;
+/** What a subscription stream needs of its request: its one end (graphql/streams.ts). */
+export type StreamOptions = StreamEnd;
+
+/** What a subscriber resuming after a block missed (see `missedBlocks`). */
+export interface MissedBlocks {
+  /** How many blocks must be read from the search service: charged before any is. */
+  reads: number;
+  /** The blocks after the resume point, oldest first; `stopped` ends the reads early. */
+  read(stopped: () => boolean): Promise<Block[]>;
 }
 
 /**
@@ -67,8 +73,22 @@ export interface StreamOptions {
 const credential = (secret: string, token: string) =>
   createHmac('sha256', secret).update(`live-token\u0000${token}`).digest('base64url').slice(0, 22);
 
+/** A subscriber's token the explorer refused: UNAUTHENTICATED, HTTP 401, no stream. */
+const tokenRefused = () =>
+  new UpstreamError('explorer', 'UNAUTHENTICATED', 'token refused at subscribe', undefined, 401, {
+    http: { status: 401 },
+  });
+
+/** Only the stream's end, not whatever else the object that gives it holds. */
+const streamEnd = (stream: StreamOptions): StreamEnd => ({
+  cut: () => stream.cut(),
+  onEnd: (release) => stream.onEnd(release),
+});
+
 export class LiveUpdates {
   readonly hub: LiveHub;
+  /** Token checks under way, by credential: concurrent ones share one explorer read. */
+  private readonly checking = new Map<string, Promise<GatewayError | null>>();
   private readonly blocks: Source<unknown>;
   private readonly validators: Source<unknown>;
 
@@ -76,13 +96,12 @@ export class LiveUpdates {
     private readonly settings: LiveSettings,
     private readonly deps: LiveDeps,
   ) {
-    const bus = deps.redis
-      ? new RedisBus(deps.redis, { leaseMs: settings.leaseMs })
-      : new LocalBus();
+    const bus = deps.redis ? new RedisBus(deps.redis, { leaseMs: settings.leaseMs }) : new LocalBus();
     this.hub = new LiveHub({
       bus,
       intervalMs: settings.pollMs,
       backlog: settings.backlog,
+      remember: settings.catchUp,
       metrics: deps.metrics,
       logger: deps.logger,
     });
@@ -90,61 +109,42 @@ export class LiveUpdates {
     this.validators = validatorSource(deps.upstreams, deps.validatorsRead) as Source<unknown>;
   }
 
-  /**
-   * Every new block; after `resumeAfter` (the height a reconnecting client last received, SSE's
-   * Last-Event-ID), first the blocks it missed, at most LIVE_CATCH_UP of them, read from the search
-   * service, then the live ones above them: a stream that moved to another instance misses nothing.
-   */
-  blockAdded(stream: StreamOptions, resumeAfter: number | null = null): AsyncIterableIterator<Block> {
-    const live = this.hub.subscribe(this.blocks, {
-      ...stream,
-      accept: (event) =>
-        event.kind === 'block' && (resumeAfter === null || event.block.height > resumeAfter)
-          ? event.block
-          : undefined,
+  /** Every new block, in height order, none skipped. */
+  blockAdded(stream: StreamOptions): AsyncIterableIterator<Block> {
+    return this.hub.subscribe(this.blocks, {
+      ...streamEnd(stream),
+      accept: (event) => (event.kind === 'block' ? event.block : undefined),
     });
-    return resumeAfter === null ? live : this.resumed(live, resumeAfter);
   }
 
   /**
-   * The blocks after `after` read from the search service, then `live`'s above them. A plain
-   * iterator, not an async generator: ending it ends `live` at once, even while it waits for a block.
+   * What a subscriber resuming after block `after` (SSE's Last-Event-ID) missed, read from memory:
+   * the latest LIVE_CATCH_UP blocks this process delivered while it listened (heard through Redis
+   * too). Only where memory does not reach back to `after` + 1 are blocks read from the search
+   * service, at most LIVE_CATCH_UP of them (all of them when memory is empty: nothing tells how
+   * many are missing), and the caller charges `reads` first. A gap longer than LIVE_CATCH_UP is
+   * not read: the subscriber gets what memory holds, then the live blocks.
    */
-  private resumed(live: AsyncIterableIterator<Block>, after: number): AsyncIterableIterator<Block> {
-    const missed: Block[] = [];
-    let last = after;
-    let stopped = false;
-    const replay = async () => {
-      for (let i = 0; i < this.settings.catchUp && !stopped; i++) {
-        const block = await blockAt(this.deps.upstreams, last + 1, {});
-        if (!block) return;
-        this.hub.stamp(block, Date.now(), String(block.height));
-        missed.push(block);
-        last = block.height;
-      }
-    };
-    // A replay the search service fails goes no further: the live blocks follow what was read.
-    let replayed: Promise<void> | null = null;
-    const iterator: AsyncIterableIterator<Block> = {
-      next: async () => {
-        replayed ??= replay().catch(() => undefined);
-        await replayed;
-        const block = missed.shift();
-        if (block) return { value: block, done: false };
-        for (;;) {
-          const next = await live.next();
-          if (next.done || next.value.height > last) return next;
+  missedBlocks(after: number): MissedBlocks {
+    const inMemory = () => this.hub.recent('blocks').flatMap((e) => (e.kind === 'block' ? [e.block] : []));
+    const oldest = inMemory()[0]?.height;
+    const { catchUp } = this.settings;
+    const gap = oldest === undefined ? catchUp : oldest - after - 1;
+    const reads = gap > 0 && gap <= catchUp ? gap : 0;
+    return {
+      reads,
+      read: async (stopped) => {
+        const read: Block[] = [];
+        for (let height = after + 1; read.length < reads && !stopped(); height++) {
+          const block = await blockAt(this.deps.upstreams, height, {});
+          if (!block) break;
+          this.hub.stamp(block, Date.now(), String(block.height));
+          read.push(block);
         }
+        const last = read.at(-1)?.height ?? after;
+        return [...read, ...inMemory().filter((block) => block.height > last)];
       },
-      return: async () => {
-        // A replay still reading stops at its next block.
-        stopped = true;
-        missed.length = 0;
-        return (await live.return?.()) ?? { value: undefined, done: true };
-      },
-      [Symbol.asyncIterator]: () => iterator,
     };
-    return iterator;
   }
 
   /** Every validator whose data changed, or only the one known by `address` (any of its addresses, either encoding). */
@@ -152,7 +152,7 @@ export class LiveUpdates {
     const key = address === null ? null : addressKey(address);
     const matches = (v: Validator) => key === null || validatorAddressKeys(v).some(([, k]) => k === key);
     return this.hub.subscribe(this.validators, {
-      ...stream,
+      ...streamEnd(stream),
       accept: (event) =>
         event.kind === 'validator' && matches(event.validator) ? event.validator : undefined,
     });
@@ -160,26 +160,47 @@ export class LiveUpdates {
 
   validatorStatisticsUpdated(stream: StreamOptions): AsyncIterableIterator<ValidatorStatistics> {
     return this.hub.subscribe(this.validators, {
-      ...stream,
+      ...streamEnd(stream),
       accept: (event) => (event.kind === 'statistics' ? event.statistics : undefined),
     });
   }
 
   /**
    * New failed transactions as read with `token`, delivered only to subscribers of the same token.
-   * The token is first checked by one explorer read with it: false when the explorer refuses it.
+   * The token is first checked by one explorer read with it: refused, the subscription is.
    */
   async failedTransactionAdded(
     stream: StreamOptions,
     token: string,
     scope: CallScope,
-  ): Promise<AsyncIterableIterator<FailedTransaction> | false> {
-    if (!(await explorerAccepts(this.deps.upstreams, token, scope))) return false;
+  ): Promise<AsyncIterableIterator<FailedTransaction>> {
+    const refusal = await this.checkToken(token, scope);
+    if (refusal) throw refusal;
     const source = failedSource(this.deps.upstreams, `failed:${credential(this.deps.secret, token)}`, token);
     return this.hub.subscribe(source as Source<unknown>, {
-      ...stream,
+      ...streamEnd(stream),
       accept: (event) => (event.kind === 'failedTransaction' ? event.transaction : undefined),
     });
+  }
+
+  /**
+   * Whether the explorer accepts `token` now: null when it does, else the refusal (UNAUTHENTICATED,
+   * HTTP 401) or the explorer's failure. One explorer read with it, at every subscribe and every
+   * join of a group (a token revoked since its group started is refused); concurrent checks of one
+   * token share their read.
+   */
+  checkToken(token: string, scope: CallScope): Promise<GatewayError | null> {
+    const key = credential(this.deps.secret, token);
+    let check = this.checking.get(key);
+    if (!check) {
+      check = explorerAccepts(this.deps.upstreams, token, scope).then(
+        (accepted) => (accepted ? null : tokenRefused()),
+        (error: unknown) => (error instanceof GatewayError ? error : tokenRefused()),
+      );
+      this.checking.set(key, check);
+      void check.finally(() => this.checking.delete(key));
+    }
+    return check;
   }
 
   /** When the poll that found a value a subscription stream handed out was answered, and its event id. */

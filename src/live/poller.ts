@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { UpstreamError } from '../errors.js';
 import { errorSummary } from '../ops/logger.js';
 import type { GatewayMetrics } from '../ops/metrics.js';
 import { finishPollTrace, startPollTrace } from '../ops/request-trace.js';
@@ -113,6 +114,12 @@ export class SourcePoller<S> {
     } catch (error) {
       finishPollTrace(trace, error as Error);
       this.outcome('error');
+      // A credential the upstream refuses will not be accepted on the next poll either: the
+      // source's subscribers (every instance's) are told, and their streams end.
+      const refused = error instanceof UpstreamError && error.extensions.code === 'UNAUTHENTICATED';
+      if (refused && generation === this.generation) {
+        await bus.publish(this.source.key, [{ kind: 'refused', polledAt: Date.now() }], this.state);
+      }
     }
   }
 }

@@ -31,16 +31,21 @@ export async function blockAt(upstreams: Upstreams, height: number, scope: CallS
 }
 
 /**
- * The chain's head by a galloping search over heights: 1, 2, 4, … until a height is missing, then
- * halving the gap between the last found and the first missing (about 2 log2(head) lookups).
+ * The chain's head by a galloping search over heights: from `known` (a head found before, 0 for
+ * none), known + 1, + 2, + 4, … until a height is missing, then halving the gap between the last
+ * found and the first missing: about 2 log2(gap) lookups, so that a poller starting again after a
+ * while reads a few heights, not the whole chain's (about 2 log2(head) from 0). A known head the
+ * chain no longer has (the upstream's chain restarted) searches from the start.
  */
-async function findHead(upstreams: Upstreams, scope: CallScope): Promise<number> {
-  let found = 0;
-  let missing = 1;
-  while (await blockAt(upstreams, missing, scope)) {
-    found = missing;
-    missing *= 2;
+async function findHead(upstreams: Upstreams, scope: CallScope, known: number): Promise<number> {
+  const from = known > 0 && (await blockAt(upstreams, known, scope)) ? known : 0;
+  let found = from;
+  let step = 1;
+  while (await blockAt(upstreams, from + step, scope)) {
+    found = from + step;
+    step *= 2;
   }
+  let missing = from + step;
   while (missing - found > 1) {
     const mid = Math.floor((found + missing) / 2);
     if (await blockAt(upstreams, mid, scope)) found = mid;
@@ -55,15 +60,21 @@ export interface BlockState {
 }
 
 /**
- * New blocks: the head is found once; each poll then asks for head + 1, and goes on while blocks
- * keep coming, up to `catchUp` blocks per poll (the rest on the next), so that several new blocks
- * are delivered in height order and none is skipped.
+ * New blocks: the head is found when polling starts; each poll then asks for head + 1, and goes on
+ * while blocks keep coming, up to `catchUp` blocks per poll (the rest on the next), so that several
+ * new blocks are delivered in height order and none is skipped. The last head seen is kept across
+ * the poller's stops and starts (a source with no subscriber is not polled), so that finding it
+ * again costs a few reads.
  */
 export function blockSource(upstreams: Upstreams, catchUp: number): Source<BlockState> {
+  let known = 0;
   return {
     key: 'blocks',
     async poll(state, scope) {
-      if (state === null) return { events: [], state: { head: await findHead(upstreams, scope) } };
+      if (state === null) {
+        known = await findHead(upstreams, scope, known);
+        return { events: [], state: { head: known } };
+      }
       const events: LiveEvent[] = [];
       let head = state.head;
       for (let i = 0; i < catchUp; i++) {
@@ -72,6 +83,7 @@ export function blockSource(upstreams: Upstreams, catchUp: number): Source<Block
         events.push({ kind: 'block', block, polledAt: Date.now() });
         head = block.height;
       }
+      known = head;
       return { events, state: { head } };
     },
   };

@@ -1,4 +1,3 @@
-import { GraphQLError } from 'graphql';
 import type { Context } from '../graphql/context.js';
 import { builder, UPSTREAM_COST } from './builder.js';
 import { BlockRef } from './chain.js';
@@ -30,7 +29,7 @@ builder.subscriptionFields((t) => ({
     cacheScope: 'public',
     description:
       'Every new block, in height order, none skipped. Over SSE each event carries its height as `id:`; a client that reconnects with `Last-Event-ID` (EventSource does) first gets the blocks it missed.',
-    subscribe: (_root, _args, ctx) => ctx.live.blockAdded(ctx.stream, ctx.resumeAfter),
+    subscribe: (_root, _args, ctx) => ctx.live.blockAdded(ctx.stream),
     resolve: fresh,
   }),
   failedTransactionAdded: t.field({
@@ -39,15 +38,9 @@ builder.subscriptionFields((t) => ({
     cacheScope: 'private',
     authScopes: { explorerToken: true },
     description:
-      'Each new failed transaction, oldest first. Needs a bearer token (or the server’s EXPLORER_TOKEN), checked once when the subscription starts: UNAUTHENTICATED and no stream when the explorer refuses it. Events read with one token reach only the subscribers that presented it.',
-    subscribe: async (_root, _args, ctx) => {
-      const token = explorerToken(ctx);
-      const stream = await ctx.live.failedTransactionAdded(ctx.stream, token, ctx.loaders.scope);
-      if (stream) return stream;
-      throw new GraphQLError('The explorer service rejected the access token.', {
-        extensions: { code: 'UNAUTHENTICATED', upstream: 'explorer', http: { status: 401 } },
-      });
-    },
+      'Each new failed transaction, oldest first. Needs a bearer token (or the server’s EXPLORER_TOKEN), checked by one explorer read when the subscription starts: UNAUTHENTICATED (HTTP 401) and no stream when the explorer refuses it. A token the explorer stops accepting ends its streams with an UNAUTHENTICATED error. Events read with one token reach only the subscribers that presented it.',
+    subscribe: (_root, _args, ctx) =>
+      ctx.live.failedTransactionAdded(ctx.stream, explorerToken(ctx), ctx.loaders.scope),
     resolve: fresh,
   }),
   validatorUpdated: t.field({

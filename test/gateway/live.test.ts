@@ -230,9 +230,13 @@ describe('failedTransactionAdded', () => {
     const added: string[] = [];
     while (added.length < 1) added.push(...env.devnet.advance(1).failedTxs);
     expect((await mine.next()).data.failedTransactionAdded.hash).toBe(added[0]);
-    // The other caller's source is refused from now on, and its stream gets nothing of mine.
-    while ((await afterPoll('failed')) !== 'error');
-    expect(theirs.messages.filter((m) => m.event === 'next')).toHaveLength(shared.length);
+    // The other caller's source is refused from now on: its stream is told so and ends, having got
+    // nothing of mine, and its token is polled no more.
+    const refused = await theirs.next();
+    expect(refused.errors.map((e: any) => e.extensions.code)).toEqual(['UNAUTHENTICATED']);
+    expect(await theirs.ended).toBe('complete');
+    expect(theirs.messages.filter((m) => m.event === 'next')).toHaveLength(shared.length + 1);
+    await until(() => env.gateway.live.hub.sources().filter((s) => s.startsWith('failed:')).length === 1);
     const tokens = new Set(
       env.devnet.requests.filter((r) => r.service === 'explorer').map((r) => r.headers.authorization),
     );

@@ -20,6 +20,7 @@ import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import type { GatewayMetrics } from '../../ops/metrics.js';
 import { declaredCacheScope } from '../../schema/cache-scope.js';
 import { type Context, explorerTokenOf } from '../context.js';
+import type { Delivery, LiveMemberLike, LiveSink, StreamHandle } from '../streams.js';
 import { operationFact } from './prepared.js';
 
 /**
@@ -38,37 +39,12 @@ import { operationFact } from './prepared.js';
  * subscription caps. A group executes in a context of its own (its own loaders, no request), so
  * that no member's disconnect cancels another's events. The first member's subscription starts the
  * group's source (the field's `subscribe`, its argument rules and authorization included); later
- * members of the same key join it. A group ends when its last member leaves, or when its source
- * ends (SIGTERM), which completes every member's stream.
+ * members of the same key join it, a private group's each with its token checked as it joins. A
+ * subscriber resuming after an event (Last-Event-ID) joins the live group too, and gets what it
+ * missed first (see `replay`). A group ends when its last member leaves, or when its source ends:
+ * SIGTERM completes every member's stream; a source that fails (its token refused) tells every
+ * member why, then completes.
  */
-
-/** One event as every member of a group gets it. */
-export interface Delivery {
-  result: ExecutionResult;
-  /** When the poll that found the event was answered (ms since the epoch). */
-  polledAt: number;
-  /** The event's id a client can resume after (SSE's `id:`), where events have one. */
-  id: string | undefined;
-}
-
-/** A transport that writes a member's events itself, at its socket's pace (http/sse.ts). */
-export interface LiveSink {
-  /** One event, in order; the sink keeps at most LIVE_BACKLOG of them waiting, then cuts. */
-  deliver(delivery: Delivery): void;
-  /** The group's source ended: the stream completes. */
-  complete(): void;
-}
-
-/**
- * A subscriber's stream as its transport holds it: how to close its connection (it stopped
- * reading), and, where the transport writes streams itself (http/sse.ts), how it takes the group
- * member over and what runs when the stream ends (the subscription caps give their place back).
- */
-export interface MemberHandle {
-  cut(): void;
-  adopt?(member: LiveMember): void;
-  onEnd?: (() => void) | undefined;
-}
 
 /** What every member of a process shares. */
 interface MemberOptions {
@@ -78,19 +54,29 @@ interface MemberOptions {
 
 /**
  * One subscriber of a group. Pulled as an async iterator (Yoga's own stream processors), or, once
- * a sink attaches, pushing every event to it: then no iterator chain runs for it at all.
+ * a sink attaches, pushing every event to it: then no iterator chain runs for it at all. Its stream
+ * handle is its one end: the member leaves its group when the stream ends, however it ends, and
+ * ends the stream when it leaves (cut, or its source ended).
  */
-export class LiveMember implements AsyncIterableIterator<ExecutionResult> {
+export class LiveMember implements AsyncIterableIterator<ExecutionResult>, LiveMemberLike {
   private readonly queue: Delivery[] = [];
   private waiting: ((result: IteratorResult<ExecutionResult>) => void) | null = null;
   private sink: LiveSink | null = null;
   private done = false;
+  /** While its replay runs (a resuming subscriber): the live events that wait for it. */
+  private held: Delivery[] | null = null;
+  /** A resuming subscriber's last event id (a block's height): nothing at or below it again. */
+  private floor: number | null = null;
 
   constructor(
     private readonly group: LiveGroup,
     private readonly options: MemberOptions,
-    private readonly handle: MemberHandle,
+    private readonly handle: StreamHandle,
   ) {}
+
+  get left(): boolean {
+    return this.done;
+  }
 
   /** Pushes every event from now on (and any waiting) to `sink`. */
   attach(sink: LiveSink): void {
@@ -100,19 +86,48 @@ export class LiveMember implements AsyncIterableIterator<ExecutionResult> {
     if (this.done) sink.complete();
   }
 
+  /** A resuming subscriber: live events wait until `replayed` gives it what it missed after `after`. */
+  hold(after: number): void {
+    this.held = [];
+    this.floor = after;
+  }
+
+  /** The replay is read: its events first, then the live ones that waited, none twice. */
+  replayed(deliveries: Delivery[]): void {
+    const held = this.held ?? [];
+    this.held = null;
+    for (const delivery of deliveries) this.offer(delivery);
+    for (const delivery of held) this.offer(delivery);
+  }
+
   offer(delivery: Delivery): void {
     if (this.done) return;
+    if (this.held) {
+      if (this.held.length >= this.options.backlog) this.cut();
+      else this.held.push(delivery);
+      return;
+    }
+    if (this.floor !== null && delivery.id !== undefined) {
+      const id = Number(delivery.id);
+      if (id <= this.floor) return;
+      this.floor = id;
+    }
     if (this.sink) this.sink.deliver(delivery);
     else if (this.waiting) {
       this.options.metrics.observeDelivery((Date.now() - delivery.polledAt) / 1000);
       this.waiting({ value: delivery.result, done: false });
       this.waiting = null;
-    } else if (this.queue.length >= this.options.backlog) {
-      this.options.metrics.observeCut();
-      this.queue.length = 0;
-      this.leave();
-      this.handle.cut();
-    } else this.queue.push(delivery);
+    } else if (this.queue.length >= this.options.backlog) this.cut();
+    else this.queue.push(delivery);
+  }
+
+  /** A reader that stopped: cut, holding no more than LIVE_BACKLOG events for it. */
+  private cut(): void {
+    this.options.metrics.observeCut();
+    this.queue.length = 0;
+    this.held = null;
+    this.leave();
+    this.handle.cut();
   }
 
   /** The group's source ended: the stream completes once what is waiting was read. */
@@ -122,7 +137,7 @@ export class LiveMember implements AsyncIterableIterator<ExecutionResult> {
     this.sink?.complete();
   }
 
-  /** The subscriber is gone (or cut): it leaves its group. */
+  /** The subscriber is gone, cut or finished: it leaves its group, and its stream ends. */
   leave(): void {
     if (this.done) return;
     this.done = true;
@@ -131,6 +146,7 @@ export class LiveMember implements AsyncIterableIterator<ExecutionResult> {
       this.waiting?.({ value: undefined, done: true });
       this.waiting = null;
     }
+    this.handle.end();
   }
 
   next(): Promise<IteratorResult<ExecutionResult>> {
@@ -161,34 +177,29 @@ interface GroupOptions {
   events: AsyncIterator<unknown>;
   /** Executes the operation for one event. */
   run(payload: unknown): Promise<ExecutionResult>;
+  /** The masked answer every member gets when the source fails (its token refused, say). */
+  failed(error: unknown): ExecutionResult;
   stampOf(payload: unknown): { polledAt: number; id: string | undefined };
   /** Told once the group ended (its last member left, or its source ended). */
   ended(): void;
   /** The source's label for metrics (blocks, validators, failed). */
   source: string;
   metrics: GatewayMetrics;
-  /** Whether its subscribers resume after an event (Last-Event-ID): then it is joinable only at first. */
-  resuming: boolean;
+  /** How many of its latest events with an id the group keeps executed, for subscribers resuming after one. */
+  remember: number;
 }
 
 /** Subscribers of one operation, variables and credential: one execution per event for all. */
 export class LiveGroup {
   readonly members = new Set<LiveMember>();
   private closed = false;
-  private offered = false;
+  /** Its latest events with an id, executed (or being executed), by id: replays reuse them. */
+  private readonly recent = new Map<string, Promise<Delivery>>();
 
   constructor(private readonly options: GroupOptions) {}
 
   get open(): boolean {
     return !this.closed;
-  }
-
-  /**
-   * Whether a subscriber may join: any open group, but a group resuming after an event (its first
-   * events are a replay) only until it has offered one, so that no later joiner misses them.
-   */
-  get joinable(): boolean {
-    return !this.closed && !(this.options.resuming && this.offered);
   }
 
   join(member: LiveMember): void {
@@ -199,17 +210,36 @@ export class LiveGroup {
     if (this.members.delete(member) && this.members.size === 0) this.close();
   }
 
+  /** An event as this group's members get it: executed once, whoever asks for it. */
+  deliveryOf(payload: unknown): Promise<Delivery> {
+    const stamp = this.options.stampOf(payload);
+    const kept = stamp.id === undefined ? undefined : this.recent.get(stamp.id);
+    if (kept) return kept;
+    const delivery = this.options.run(payload).then((result) => {
+      this.options.metrics.observeLiveExecution(this.options.source);
+      return { result, ...stamp };
+    });
+    if (stamp.id !== undefined) {
+      this.recent.set(stamp.id, delivery);
+      // The oldest goes first (a Map keeps insertion order).
+      if (this.recent.size > this.options.remember)
+        this.recent.delete(this.recent.keys().next().value as string);
+    }
+    return delivery;
+  }
+
   /** Reads the source's events until it ends: each executed once, handed to every member. */
   async pump(): Promise<void> {
-    const { events, run, stampOf, metrics, source } = this.options;
+    const { events } = this.options;
     try {
       for (let next = await events.next(); !next.done && !this.closed; next = await events.next()) {
-        const result = await run(next.value);
-        metrics.observeLiveExecution(source);
-        const delivery = { result, ...stampOf(next.value) };
-        this.offered = true;
+        const delivery = await this.deliveryOf(next.value);
         for (const member of this.members) member.offer(delivery);
       }
+    } catch (error) {
+      // The source failed (its credential refused): every member is told why, then completes.
+      const delivery = { result: this.options.failed(error), polledAt: Date.now(), id: undefined };
+      for (const member of this.members) member.offer(delivery);
     } finally {
       for (const member of [...this.members]) member.finish();
       this.close();
@@ -303,13 +333,28 @@ function canonical(value: unknown): string {
 
 export interface LiveGroupsOptions {
   backlog: number;
+  /** LIVE_CATCH_UP: the latest events with an id a group keeps executed for resuming subscribers. */
+  catchUp: number;
   metrics: GatewayMetrics;
   /** The context a group executes in: the first member's, with loaders of its own and no request. */
   groupContext(member: Context, signal: AbortSignal): Context;
   /** When the poll that found an event's payload was answered, and the event's id if it has one. */
   stampOf(payload: unknown): { polledAt: number; id: string | undefined } | undefined;
-  /** Masks an error as Yoga's error masking does, so that every transport writes the same bytes. */
+  /** Masks an error (public-errors: code, mask, log), so that every transport writes the same bytes. */
   mask(error: GraphQLError): GraphQLError;
+  /** What a subscriber of `field` resuming after event `after` missed; null when the field's events have no ids. */
+  missed(field: string, after: number): MissedEvents | null;
+  /** Charges `reads` upstream reads to the subscriber's budget: the refusal over it, else null. */
+  charge(context: Context, reads: number): Promise<GraphQLError | null>;
+  /** Checks a joining subscriber's credential (a private group's token): the refusal, else null. */
+  admit(context: Context): Promise<GraphQLError | null>;
+}
+
+/** What a resuming subscriber missed: how many upstream reads it takes (charged first), and the payloads. */
+export interface MissedEvents {
+  reads: number;
+  /** The payloads after the resume point, oldest first; `stopped` ends the reads early (the subscriber left). */
+  read(stopped: () => boolean): Promise<unknown[]>;
 }
 
 type SubscribeFn = (args: ExecutionArgs) => Promise<AsyncIterable<ExecutionResult> | ExecutionResult>;
@@ -337,6 +382,7 @@ class LiveGroups {
     };
     const events = await createSourceEventStream(groupArgs);
     if (!isAsyncIterable(events)) return events;
+    const masked = (errors: readonly GraphQLError[]) => errors.map((e) => options.mask(e));
     const group: LiveGroup = new LiveGroup({
       events: events[Symbol.asyncIterator](),
       // An event that fails to execute is its members' error, masked; the stream goes on.
@@ -346,8 +392,15 @@ class LiveGroups {
             errors: [new GraphQLError(String(error), { originalError: error as Error })],
           }),
         );
-        return result.errors ? { ...result, errors: result.errors.map((e) => options.mask(e)) } : result;
+        return result.errors ? { ...result, errors: masked(result.errors) } : result;
       },
+      failed: (error) => ({
+        errors: masked([
+          error instanceof GraphQLError
+            ? error
+            : new GraphQLError(String(error), { originalError: error as Error }),
+        ]),
+      }),
       stampOf: (payload) => options.stampOf(payload) ?? { polledAt: Date.now(), id: undefined },
       ended: () => {
         controller.abort();
@@ -356,48 +409,26 @@ class LiveGroups {
       },
       source: SOURCES[shape.field] ?? shape.field,
       metrics: options.metrics,
-      resuming: (args.contextValue as Context).resumeAfter !== null,
+      remember: options.catchUp,
     });
     return group;
   }
 
-  /** A subscriber's place in `group`, taken over by its transport when that writes streams itself. */
-  private join(group: LiveGroup, args: ExecutionArgs): LiveMember {
-    // Only the stream handle is kept: the member outlives its request's context (loaders and all).
-    const { stream } = args.contextValue as Context;
-    const member = new LiveMember(group, this.options, stream);
-    group.join(member);
-    stream.adopt?.(member);
-    return member;
-  }
-
-  /** The group key of a subscription, or null when it is not grouped (incremental delivery). */
-  private key(args: ExecutionArgs): { key: string; shape: Shape } | null {
-    const shape = this.shapes.of(args.document, args.operationName, () =>
-      shapeOf(args.schema, args.document, args.operationName),
-    );
-    const text = args.document.loc?.source.body;
-    if (!shape || shape.incremental || text === undefined) return null;
-    const token = shape.private ? explorerTokenOf(args.contextValue as Context) : null;
-    const credential = token === null ? '' : createHash('sha256').update(token).digest('base64url');
-    const variables = canonical(args.variableValues ?? {});
-    // Subscribers resuming after the same event (clients of an instance that shut down) share a
-    // group too: they missed the same events.
-    const resume = (args.contextValue as Context).resumeAfter ?? '';
-    return {
-      key: `${credential}\u0000${resume}\u0000${args.operationName ?? ''}\u0000${variables}\u0000${text}`,
-      shape,
-    };
-  }
-
-  async subscribe(args: ExecutionArgs, original: SubscribeFn) {
-    const grouped = this.key(args);
-    if (!grouped) return original(args);
-    const { key, shape } = grouped;
+  /**
+   * The open group of `key`, or one started for it: others of the same key meanwhile wait for it
+   * (and start their own if it refused: each then gets its own answer).
+   */
+  private async groupOf(
+    key: string,
+    shape: Shape,
+    args: ExecutionArgs,
+  ): Promise<LiveGroup | ExecutionResult> {
     const known = await this.groups.get(key);
-    if (known?.joinable) return this.join(known, args);
-    // This subscriber starts the group; others of the same key meanwhile wait for it (and start
-    // their own if it refused: each then gets its own answer).
+    if (known?.open) {
+      // A private group's members share its token's events: each one's token is checked as it joins.
+      const refusal = shape.private ? await this.options.admit(args.contextValue as Context) : null;
+      return refusal ? { errors: [refusal] } : known;
+    }
     let settle: (group: LiveGroup | null) => void = () => {};
     const pending = new Promise<LiveGroup | null>((resolve) => {
       settle = resolve;
@@ -412,13 +443,82 @@ class LiveGroups {
       return opened;
     }
     this.groups.set(key, opened);
-    const member = this.join(opened, args);
     settle(opened);
     this.options.metrics.subscriptionGroups.set(this.countOpen());
     // A source that fails ends its group: the members' streams complete (pump's finally).
     opened.pump().catch(() => undefined);
+    return opened;
+  }
+
+  /**
+   * A subscriber's place in `group`. Its stream's end is its leaving: a stream that ended while it
+   * subscribed (its client gone) leaves at once, and its group, alone, ends with it.
+   */
+  private join(group: LiveGroup, args: ExecutionArgs): LiveMember {
+    // Only the stream handle is kept: the member outlives its request's context (loaders and all).
+    const { stream } = args.contextValue as Context;
+    const member = new LiveMember(group, this.options, stream);
+    group.join(member);
+    stream.adopt(member);
+    stream.onEnd(() => member.leave());
     return member;
   }
+
+  /** The group key of a subscription, or null when it is not grouped (incremental delivery). */
+  private key(args: ExecutionArgs): { key: string; shape: Shape } | null {
+    const shape = this.shapes.of(args.document, args.operationName, () =>
+      shapeOf(args.schema, args.document, args.operationName),
+    );
+    const text = args.document.loc?.source.body;
+    if (!shape || shape.incremental || text === undefined) return null;
+    const token = shape.private ? explorerTokenOf(args.contextValue as Context) : null;
+    const credential = token === null ? '' : createHash('sha256').update(token).digest('base64url');
+    const variables = canonical(args.variableValues ?? {});
+    return { key: `${credential}\u0000${args.operationName ?? ''}\u0000${variables}\u0000${text}`, shape };
+  }
+
+  async subscribe(args: ExecutionArgs, original: SubscribeFn) {
+    try {
+      return await this.subscribeOnce(args, original);
+    } catch (error) {
+      // However it failed, the stream it was for has ended: what it took is given back.
+      (args.contextValue as Context).stream.end();
+      throw error;
+    }
+  }
+
+  private async subscribeOnce(args: ExecutionArgs, original: SubscribeFn) {
+    const grouped = this.key(args);
+    if (!grouped) return original(args);
+    const { key, shape } = grouped;
+    const context = args.contextValue as Context;
+    // A subscriber resuming after an event (EventSource's Last-Event-ID) gets what it missed first:
+    // from memory, or, where that must be read from the upstream, charged to its budget first.
+    const missed =
+      context.resumeAfter === null ? null : this.options.missed(shape.field, context.resumeAfter);
+    if (missed && missed.reads > 0) {
+      const refusal = await this.options.charge(context, missed.reads);
+      if (refusal) return { errors: [refusal] };
+    }
+    const group = await this.groupOf(key, shape, args);
+    if (!(group instanceof LiveGroup)) return group;
+    const member = this.join(group, args);
+    if (missed && context.resumeAfter !== null) void replay(group, member, context.resumeAfter, missed);
+    return member;
+  }
+}
+
+/**
+ * A resuming member's replay: it joined the live group at once (so that nothing that group
+ * delivers from now on is lost) with its live events held; the events it missed come first,
+ * executed once per group (a group keeps its latest executed), then the held live ones, none twice.
+ */
+async function replay(group: LiveGroup, member: LiveMember, after: number, missed: MissedEvents) {
+  member.hold(after);
+  const payloads = await missed.read(() => member.left).catch(() => []);
+  const deliveries: Delivery[] = [];
+  for (const payload of payloads) deliveries.push(await group.deliveryOf(payload));
+  member.replayed(deliveries);
 }
 
 /**

@@ -10,8 +10,9 @@ import { type ClientIdentity, clientOf } from './rate-limit.js';
  * MAX_SUBSCRIPTIONS_PER_CLIENT per client (the rate limit's identity of a client). A subscription
  * beyond either is refused before it starts: RATE_LIMITED, HTTP 429 with `retry-after`, no stream.
  * A place is taken when a subscription starts and given back when its stream ends, however it ends
- * (completed, the client gone, cut off, refused by its resolver, or a stream nobody reads: a
- * request whose Accept takes no event stream gets Yoga's 406, and its stream is ended here).
+ * (completed, the client gone before, during or after subscribe, cut off, refused by its resolver,
+ * or a stream nobody reads: a request whose Accept takes no event stream gets Yoga's 406, and its
+ * stream is ended here): the stream's one end, graphql/streams.ts, gives it back.
  */
 
 type Limits = Pick<LiveConfig, 'maxSubscriptions' | 'maxSubscriptionsPerClient' | 'pollMs'>;
@@ -49,29 +50,27 @@ export function useSubscriptionLimits(
       open++;
       perClient.set(client, mine + 1);
       metrics.subscriptions.inc();
-      let released = false;
       const release = () => {
-        if (released) return;
-        released = true;
         open--;
         const left = (perClient.get(client) ?? 1) - 1;
         if (left > 0) perClient.set(client, left);
         else perClient.delete(client);
         metrics.subscriptions.dec();
       };
-      // A transport that writes the stream itself (http/sse.ts) calls this when it ends; Yoga's
-      // own streams end through the pipeline's onEnd below. Either way, once.
-      const handle = (args.contextValue as Partial<Context>).stream;
-      if (handle?.adopt) handle.onEnd = release;
+      // The place is the stream's until the stream ends, however it ends (graphql/streams.ts); at
+      // once when its client has left already. A subscription that answered no stream (a refusal)
+      // and a stream Yoga's pipeline ended end it too.
+      const stream = (args.contextValue as unknown as Context).stream;
+      stream.onEnd(release);
       return {
         onSubscribeResult: ({ result }) => {
           if (!(Symbol.asyncIterator in (result as object))) {
-            release();
+            stream.end();
             return;
           }
-          return { onEnd: release };
+          return { onEnd: () => stream.end() };
         },
-        onSubscribeError: release,
+        onSubscribeError: () => stream.end(),
       };
     },
     // After Yoga's result processors (and the defer-stream plugin's) chose, or found none: a
