@@ -1,5 +1,4 @@
 import type { Plugin } from 'graphql-yoga';
-import { LRUCache } from 'lru-cache';
 import type { LiveUpdates } from '../live/index.js';
 import type { GatewayMetrics } from '../ops/metrics.js';
 import type { RedisStore } from '../scale/redis.js';
@@ -30,54 +29,65 @@ const publicHolders = (pollers: Record<string, string>) =>
 const json = (status: number, body: unknown) =>
   new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
 
-/** How long one readiness check answers every `/readyz` that asks. */
+/** How long one check of the upstreams (and Redis, and the live leases) stands for every `/readyz`. */
 const READY_REUSE_MS = 1_000;
 
-/** A readiness check's answer, kept as text: each request gets a response of its own. */
-interface Readiness {
-  status: number;
-  text: string;
-}
-
 /**
- * `/readyz`'s answer, checked at most once at a time and reused for a second. A check pings every
- * upstream (and Redis, and reads the live leases there), so requests share one instead of each
- * making its own: however many arrive, the upstreams see at most one ping a second from this
- * process. A check that fails outright answers not ready.
+ * `/readyz`'s body: what this process knows of its upstreams, Redis and live sources, from one
+ * check at a time, made at most once a second whatever the number of probes. A probe never waits
+ * for it: it gets the last finished check (the state of the upstreams is information, never a
+ * reason to pull the pod, contract.md §8), and a check older than a second starts the next. Before
+ * the first check has finished, the upstreams read `null` (not known yet).
  */
 function readiness({
   upstreams,
   redis,
   live,
-}: Pick<OperationalEndpointsOptions, 'upstreams' | 'redis' | 'live'>): LRUCache<'check', Readiness> {
-  const check = async (): Promise<Readiness> => {
+}: Pick<OperationalEndpointsOptions, 'upstreams' | 'redis' | 'live'>) {
+  const check = async (): Promise<string> => {
     const [upstreamsUp, redisUp, pollers] = await Promise.all([
       upstreams.ping(),
       redis?.ping(),
       live?.hub.holders(),
     ]);
-    const ready = Object.values(upstreamsUp).every(Boolean);
-    // Redis is reported, never required: without it answers come from the upstreams.
-    const body = {
-      status: ready ? 'ready' : 'not ready',
+    return JSON.stringify({
+      status: 'ready',
       upstreams: upstreamsUp,
+      // Redis is reported, never required: without it answers come from the upstreams.
       ...(redis ? { redis: redisUp ? 'up' : 'down' } : {}),
       // Each live source polled for this process's subscribers, and who polls it (an opaque id).
       ...(pollers && Object.keys(pollers).length > 0 ? { live: publicHolders(pollers) } : {}),
-    };
-    return { status: ready ? 200 : 503, text: JSON.stringify(body) };
+    });
   };
-  return new LRUCache<'check', Readiness>({
-    max: 1,
-    ttl: READY_REUSE_MS,
-    fetchMethod: () => check().catch(() => ({ status: 503, text: JSON.stringify({ status: 'not ready' }) })),
-  });
+  const unknown = JSON.stringify({ status: 'ready', upstreams: { scan: null, explorer: null, stake: null } });
+  let last = unknown;
+  let checkedAt = Number.NEGATIVE_INFINITY;
+  let checking = false;
+  return (): string => {
+    if (!checking && Date.now() - checkedAt >= READY_REUSE_MS) {
+      checking = true;
+      check()
+        .then((text) => {
+          last = text;
+        })
+        // A check that fails outright (a bug) leaves what the last one said.
+        .catch(() => undefined)
+        .finally(() => {
+          checkedAt = Date.now();
+          checking = false;
+        });
+    }
+    return last;
+  };
 }
 
 /**
- * `/healthz`: the process is up. `/readyz`: 200 only when every upstream answers (one shared
- * check a second, see `readiness`), and 503 from the moment the process starts shutting down.
- * `/metrics`: Prometheus text.
+ * `/healthz`: the process is up. `/readyz`: 200 while this process serves (it listens and has its
+ * schema), with what it last knew of its upstreams, Redis and live sources in the body (see
+ * `readiness`), and 503 from the moment it starts shutting down: the one reason to take it out of
+ * a load balancer. An upstream that is down fails the queries that need it (coded errors, partial
+ * data), and shows in `upstream_circuit_state`, in the body and in alerts; pulling every pod for it
+ * would also drop the queries and streams that never call it. `/metrics`: Prometheus text.
  */
 export function useOperationalEndpoints({
   upstreams,
@@ -93,8 +103,7 @@ export function useOperationalEndpoints({
       if (url.pathname === '/healthz') endResponse(json(200, { status: 'ok' }));
       else if (url.pathname === '/readyz' && draining()) endResponse(json(503, { status: 'draining' }));
       else if (url.pathname === '/readyz') {
-        const { status, text } = await ready.forceFetch('check');
-        endResponse(new Response(text, { status, headers: { 'content-type': 'application/json' } }));
+        endResponse(new Response(ready(), { status: 200, headers: { 'content-type': 'application/json' } }));
       } else if (url.pathname === '/metrics') {
         const text = await scrape();
         endResponse(new Response(text, { headers: { 'content-type': metrics.registry.contentType } }));

@@ -125,6 +125,9 @@ describe.runIf(hasRedis)('live updates on a shared Redis', () => {
       await inspect.get((await inspect.keys('*live:lease:blocks'))[0] as string),
     ) as string;
     const readyOf = async (g: Gateway) => (await g.yoga.fetch('http://gateway.test/readyz')).json();
+    // /readyz answers at once with the last check it finished: the first one is under way.
+    await until(async () => (await readyOf(a.gateway)).live !== undefined);
+    await until(async () => (await readyOf(b.gateway)).live !== undefined);
     expect((await readyOf(a.gateway)).live).toEqual({ blocks: 'this instance' });
     expect((await readyOf(b.gateway)).live).toEqual({ blocks: holder });
     expect(holder).toMatch(/^[0-9a-f]{16}$/);

@@ -230,7 +230,12 @@ describe('values read back from Redis are authenticated', () => {
       expect(sub.status).toBe(200);
       await keyOf('*live:state:blocks');
       await inspect.set(`${prefix()}live:lease:blocks`, 'a-forged-holder', 'PX', PLANTED_MS);
-      const ready = await (await fetch(new URL('/readyz', url))).json();
+      // /readyz answers at once with the last check it finished: the first one is under way.
+      let ready: any;
+      await until(async () => {
+        ready = await (await fetch(new URL('/readyz', url))).json();
+        return ready.live !== undefined;
+      });
       expect(ready.live).toEqual({ blocks: 'unverified' });
       expect(await rejected(url, 'lease')).toBe(1);
       sub.close();
