@@ -10,7 +10,7 @@ import { PublicResponseCache } from './graphql/plugins/response-cache.js';
 import { createGatewayYoga, type GatewayYoga, gatewayContext, type YogaParts } from './graphql/yoga.js';
 import { CorsPolicy } from './http/answer.js';
 import { createRequestListener } from './http/fast-path.js';
-import { EventStreams, SSE_PING_MS, SSE_RETRY_MS } from './http/sse.js';
+import { EventStreams, SSE_PING_MS, SSE_RETRY_SPREAD_MS } from './http/sse.js';
 import { LiveUpdates } from './live/index.js';
 import { GatewayMetrics } from './ops/metrics.js';
 import type { Telemetry } from './ops/request-trace.js';
@@ -264,7 +264,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     },
     drain: () => {
       draining = true;
-      streams.closing(SSE_RETRY_MS);
+      streams.closing(SSE_RETRY_SPREAD_MS);
       return live.close();
     },
     close: async () => {

@@ -12,9 +12,10 @@ import { until } from './support/until.js';
  * A rollout drops no stream (issue 30): two gateway processes on one Redis behind a load balancer
  * that follows their `/readyz`, the chain moving all the while. The instance a subscriber is on
  * gets SIGTERM: its `/readyz` answers 503 at once, it serves on for SHUTDOWN_DELAY_MS, then its
- * stream ends with a `retry:` hint; the client reconnects through the balancer to the other
- * instance with its Last-Event-ID, and gets every block it missed, then the live ones: no block
- * lost, none twice, and the first instance exits 0.
+ * stream ends with a `retry:` hint (1 to 10 s); the client reconnects through the balancer to the
+ * other instance with its Last-Event-ID, and gets every block it missed (from that instance's
+ * memory of the last LIVE_CATCH_UP blocks), then the live ones: no block lost, none twice, and the
+ * first instance exits 0.
  */
 
 describe.runIf(hasRedis)('a rollout', () => {
@@ -35,6 +36,9 @@ describe.runIf(hasRedis)('a rollout', () => {
           CURSOR_SECRET: 'rollout-test-secret-0123456789',
           LIVE_POLL_MS: '50',
           LIVE_LEASE_MS: '1000',
+          // The client waits up to 10 s (the drain's `retry:` spread) while the chain moves every
+          // 100 ms: memory must hold what 10 s of it adds, as a deployment sizes LIVE_CATCH_UP.
+          LIVE_CATCH_UP: '200',
           SHUTDOWN_DELAY_MS: '300',
         }),
       );
@@ -49,7 +53,9 @@ describe.runIf(hasRedis)('a rollout', () => {
     await redis?.close();
   });
 
-  it('keeps a subscriber receiving every block across the restart of the instance it was on', async () => {
+  it('keeps a subscriber receiving every block across the restart of the instance it was on', {
+    timeout: 60_000,
+  }, async () => {
     // Both instances ready behind the balancer: the first takes new requests.
     await until(() => balancer.ready.every(Boolean));
     const query = encodeURIComponent('subscription { blockAdded { height } }');

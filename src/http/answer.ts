@@ -148,6 +148,9 @@ export function useAnswers(cors: CorsPolicy): Plugin {
       for (const [name, value] of Object.entries(headers)) response.headers.set(name, value);
       if (!response.headers.has('cache-control'))
         response.headers.set('cache-control', DEFAULT_CACHE_CONTROL);
+      // An event stream Yoga writes is passed on unbuffered by nginx-style proxies, as the adapter's (sse.ts).
+      if (response.headers.get('content-type')?.startsWith('text/event-stream'))
+        response.headers.set('x-accel-buffering', 'no');
     },
   };
 }

@@ -39,8 +39,12 @@ export interface EventStreamOptions {
 /** Yoga's ping interval: a comment on every open stream, so that proxies keep it open. */
 export const SSE_PING_MS = 12_000;
 
-/** How long a client whose stream ended at a shutdown waits before reconnecting (EventSource's `retry:`). */
-export const SSE_RETRY_MS = 1_000;
+/**
+ * How long a client whose stream ended at a shutdown waits before reconnecting (EventSource's
+ * `retry:`): each stream a time of its own, at random within these bounds (contract.md §8), so that
+ * the 10,000 clients of a draining instance come back over nine seconds, not all within one.
+ */
+export const SSE_RETRY_SPREAD_MS = { min: 1_000, max: 10_000 } as const;
 
 const PING = ':\n\n';
 const COMPLETE = 'event: complete\ndata:\n\n';
@@ -49,6 +53,8 @@ const HEADERS = {
   Connection: 'keep-alive',
   'Cache-Control': 'no-cache',
   'Content-Encoding': 'none',
+  // nginx and proxies that follow its header pass the stream on as it comes, unbuffered.
+  'X-Accel-Buffering': 'no',
 } as const;
 
 /** An error as Yoga writes it: without its internal extensions (`http`, `unexpected`). */
@@ -132,7 +138,7 @@ class EventStream implements LiveSink {
 
   /** The stream's end: at a shutdown, a `retry:` hint first, so that the client reconnects elsewhere. */
   private end(): void {
-    const retry = this.streams.retry;
+    const retry = this.streams.retry();
     this.res.end(retry === null ? COMPLETE : `retry: ${retry}\n\n${COMPLETE}`);
   }
 
@@ -158,19 +164,20 @@ class EventStream implements LiveSink {
 export class EventStreams {
   private readonly open = new Set<EventStream>();
   private timer: NodeJS.Timeout | null = null;
-  /** Set once the process shuts down: the `retry:` hint every stream ends with from then on. */
-  private retryMs: number | null = null;
+  /** Set once the process shuts down: the bounds of the `retry:` hint streams end with from then on. */
+  private retrySpread: { min: number; max: number } | null = null;
 
   constructor(readonly options: EventStreamOptions) {}
 
   /** The process is shutting down: streams that end from now on tell their clients to reconnect. */
-  closing(retryMs: number): void {
-    this.retryMs = retryMs;
+  closing(spread: { min: number; max: number }): void {
+    this.retrySpread = spread;
   }
 
-  /** The `retry:` hint streams end with now: null until the process shuts down. */
-  get retry(): number | null {
-    return this.retryMs;
+  /** The `retry:` hint of a stream that ends now (ms, at random within the spread): null until the process shuts down. */
+  retry(): number | null {
+    const spread = this.retrySpread;
+    return spread === null ? null : spread.min + Math.floor(Math.random() * (spread.max - spread.min + 1));
   }
 
   /** Streams an adopted member's events to `res` until the stream ends (its handle says when). */
