@@ -126,6 +126,24 @@ export interface ServerLimits {
   /** MAX_CONNECTIONS: open sockets per process; beyond it a new connection is closed at once. */
   maxConnections: number;
   /**
+   * MAX_INFLIGHT_BODY_BYTES: bytes of request bodies admitted and still arriving, per process (each
+   * body counted at its declared length, one of unknown length at MAX_REQUEST_BYTES); a request
+   * whose body would go beyond is answered 503 before anything reads it (src/http/intake.ts).
+   */
+  maxInflightBodyBytes: number;
+  /**
+   * MAX_CONNECTIONS_PER_CLIENT: a client's open connections (TRUST_PROXY = 0), or its requests in
+   * flight, streams included (TRUST_PROXY > 0, where every socket is a proxy's); beyond it, 429.
+   */
+  maxConnectionsPerClient: number;
+  /** MIN_BODY_RATE: bytes a second a request body must keep arriving at once BODY_TIMEOUT_MS is spent. */
+  minBodyRate: number;
+  /**
+   * BODY_TIMEOUT_MS: a request body's allowance. Every MIN_BODY_RATE bytes that arrive earn a second
+   * more, but never more than BODY_TIMEOUT_MS ahead; a body whose allowance runs out is cut, 408.
+   */
+  bodyTimeoutMs: number;
+  /**
    * SHUTDOWN_DELAY_MS: after SIGTERM, how long the process keeps serving (with `/readyz` at 503, so
    * that load balancers stop sending it requests) before it completes its streams and drains.
    */
@@ -326,7 +344,13 @@ function live(env: Env): LiveConfig {
   return Object.freeze(config);
 }
 
-function serverLimits(env: Env, streams: number): ServerLimits {
+/**
+ * What one client may hold besides its streams: the parallel connections of a browser (6) and of
+ * anything else behind its address, with room. More streams per client raise it to fit.
+ */
+const CONNECTIONS_BESIDE_STREAMS = 64;
+
+function serverLimits(env: Env, streams: LiveConfig, requestBytes: number): ServerLimits {
   const limits = {
     // A load balancer notices a failing readiness probe within a few seconds; by hand, at once.
     shutdownDelayMs: int(env, 'SHUTDOWN_DELAY_MS', env.NODE_ENV === 'production' ? 5_000 : 0, 0, 600_000),
@@ -334,11 +358,31 @@ function serverLimits(env: Env, streams: number): ServerLimits {
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000),
     keepAliveTimeoutMs: int(env, 'KEEP_ALIVE_TIMEOUT_MS', 5_000, 100, 3_600_000),
     // Ordinary requests' 1,024 beside every subscription stream a process may hold.
-    maxConnections: int(env, 'MAX_CONNECTIONS', 1_024 + streams, 1, 10_000_000),
+    maxConnections: int(env, 'MAX_CONNECTIONS', 1_024 + streams.maxSubscriptions, 1, 10_000_000),
+    // Eighty bodies at the MAX_REQUEST_BYTES cap arriving at once, or thousands of the few KB a
+    // valid request sends: more than ever arrive together, and a few MB of memory at worst.
+    maxInflightBodyBytes: int(env, 'MAX_INFLIGHT_BODY_BYTES', 8_000_000, 1_000, 100_000_000_000),
+    maxConnectionsPerClient: int(
+      env,
+      'MAX_CONNECTIONS_PER_CLIENT',
+      Math.max(128, streams.maxSubscriptionsPerClient + CONNECTIONS_BESIDE_STREAMS),
+      1,
+      10_000_000,
+    ),
+    // Apache's mod_reqtimeout asks 500 bytes a second; a phone on a poor link sends tens of KB a second.
+    minBodyRate: int(env, 'MIN_BODY_RATE', 1_000, 1, 1_000_000_000),
+    bodyTimeoutMs: int(env, 'BODY_TIMEOUT_MS', 10_000, 100, 3_600_000),
   };
   // node:http checks both timeouts on the same clock and refuses a request timeout below the headers'.
   if (limits.requestTimeoutMs < limits.headersTimeoutMs)
     throw new ConfigError('REQUEST_TIMEOUT_MS must be at least HEADERS_TIMEOUT_MS');
+  // A body the cap allows must fit the budget on its own, or it could never be admitted.
+  if (limits.maxInflightBodyBytes < requestBytes)
+    throw new ConfigError('MAX_INFLIGHT_BODY_BYTES must be at least MAX_REQUEST_BYTES');
+  // Every stream holds a connection (or is a request in flight): a client at its stream cap must
+  // still have connections left for its queries.
+  if (limits.maxConnectionsPerClient <= streams.maxSubscriptionsPerClient)
+    throw new ConfigError('MAX_CONNECTIONS_PER_CLIENT must be more than MAX_SUBSCRIPTIONS_PER_CLIENT');
   return Object.freeze(limits);
 }
 
@@ -372,7 +416,9 @@ function dialect(env: Env): DevnetDialect {
 
 function limits(env: Env): Limits {
   return Object.freeze({
-    requestBytes: int(env, 'MAX_REQUEST_BYTES', 1_000_000, 1_000, 100_000_000),
+    // A valid request is a few KB: at most MAX_TOKENS (1,000) tokens of document, and at most
+    // MAX_VARIABLE_VALUES (1,000) values of variables, each held short by its argument's rule.
+    requestBytes: int(env, 'MAX_REQUEST_BYTES', 100_000, 1_000, 100_000_000),
     depth: int(env, 'MAX_DEPTH', 10, 1, 100),
     aliases: int(env, 'MAX_ALIASES', 15, 0, 1_000),
     tokens: int(env, 'MAX_TOKENS', 1_000, 10, 100_000),
@@ -457,6 +503,8 @@ export function loadConfig(env: Env = process.env): Config {
   }
   const production = env.NODE_ENV === 'production';
   const upstreamTimeoutMs = int(env, 'UPSTREAM_TIMEOUT_MS', 5_000, 1, 600_000);
+  const requestLimits = limits(env);
+  const liveConfig = live(env);
   return Object.freeze({
     host: env.HOST || '127.0.0.1',
     port: int(env, 'PORT', 4000, 0, 65_535),
@@ -481,9 +529,9 @@ export function loadConfig(env: Env = process.env): Config {
     validatorCacheTtlMs: int(env, 'VALIDATOR_CACHE_TTL_MS', 5_000, 0, 3_600_000),
     responseCacheTtlMs: int(env, 'RESPONSE_CACHE_TTL_MS', 5_000, 0, 3_600_000),
     responseCacheEntries: int(env, 'RESPONSE_CACHE_ENTRIES', 2_000, 1, 1_000_000),
-    limits: limits(env),
+    limits: requestLimits,
     documents: documents(env),
-    server: serverLimits(env, live(env).maxSubscriptions),
+    server: serverLimits(env, liveConfig, requestLimits.requestBytes),
     persistedOperationsFile: env.PERSISTED_OPERATIONS || null,
     cursorSecret: cursorSecret(env, production && given.length > 0),
     apq: Object.freeze({
@@ -503,7 +551,7 @@ export function loadConfig(env: Env = process.env): Config {
     }),
     tracing: tracing(env),
     scale: scale(env),
-    live: live(env),
+    live: liveConfig,
     devnet: loadDevnetConfig(env),
   });
 }

@@ -105,9 +105,7 @@ async function serve(configured: Config, { worker, devnet, onDevnet, drainMs }: 
       'CURSOR_SECRET is not set: page cursors are signed with a key derived from the upstream URLs, which anyone who knows them can forge',
     );
   }
-  const server = createGatewayServer(gateway.listener, config.server, () =>
-    gateway.metrics.observeRefusedConnection(),
-  );
+  const server = createGatewayServer(gateway.listener, config, gateway.metrics);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, resolve);

@@ -51,6 +51,10 @@ describe('loadConfig', () => {
       requestTimeoutMs: 30_000,
       keepAliveTimeoutMs: 5_000,
       maxConnections: 10,
+      maxInflightBodyBytes: 8_000_000,
+      maxConnectionsPerClient: 128,
+      minBodyRate: 1_000,
+      bodyTimeoutMs: 10_000,
       shutdownDelayMs: 0,
     });
     expect(config.documents).toEqual({
@@ -62,6 +66,16 @@ describe('loadConfig', () => {
     });
   });
 
+  it('bounds intake: a body cap a valid request never nears, and room for a client beside its streams', () => {
+    const config = loadConfig({});
+    expect(config.limits.requestBytes).toBe(100_000);
+    // Every stream holds a connection: more streams per client raise the connection cap to fit.
+    expect(loadConfig({ MAX_SUBSCRIPTIONS_PER_CLIENT: '500' }).server.maxConnectionsPerClient).toBe(564);
+    expect(
+      loadConfig({ MAX_INFLIGHT_BODY_BYTES: '2000', MAX_REQUEST_BYTES: '2000', MIN_BODY_RATE: '50' }).server,
+    ).toMatchObject({ maxInflightBodyBytes: 2_000, minBodyRate: 50 });
+  });
+
   it.each([
     [{ PORT: 'eighty' }, /PORT must be an integer/],
     [{ UPSTREAM_TIMEOUT_MS: '0' }, /UPSTREAM_TIMEOUT_MS/],
@@ -69,6 +83,13 @@ describe('loadConfig', () => {
     [{ SCAN_URL: 'ftp://x', EXPLORER_URL: 'http://e', STAKE_URL: 'http://s' }, /SCAN_URL must be an http/],
     [{ HEADERS_TIMEOUT_MS: '20000', REQUEST_TIMEOUT_MS: '10000' }, /at least HEADERS_TIMEOUT_MS/],
     [{ MAX_CONNECTIONS: '0' }, /MAX_CONNECTIONS/],
+    [{ MAX_INFLIGHT_BODY_BYTES: '50000' }, /MAX_INFLIGHT_BODY_BYTES must be at least MAX_REQUEST_BYTES/],
+    [
+      { MAX_CONNECTIONS_PER_CLIENT: '20' },
+      /MAX_CONNECTIONS_PER_CLIENT must be more than MAX_SUBSCRIPTIONS_PER_CLIENT/,
+    ],
+    [{ MIN_BODY_RATE: '0' }, /MIN_BODY_RATE must be an integer from 1/],
+    [{ BODY_TIMEOUT_MS: '10' }, /BODY_TIMEOUT_MS must be an integer from 100/],
   ])('rejects %o', (env, message) => {
     expect(() => loadConfig(env)).toThrow(message);
   });

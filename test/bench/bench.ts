@@ -364,6 +364,7 @@ export async function startTarget(
           NODE_ENV: 'production',
           // The load generator is one client: unthrottled, so that figures stay comparable.
           RATE_LIMIT_POINTS: '0',
+          MAX_CONNECTIONS_PER_CLIENT: '1000000',
           // Production on real upstreams does not start without it (config.ts).
           CURSOR_SECRET: 'bench-cursor-secret-0123456789abcdef',
           ...env,

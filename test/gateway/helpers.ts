@@ -7,7 +7,7 @@ import { loadConfig, type ServerLimits } from '../../src/config.js';
 import { type Devnet, type DevnetOptions, startDevnet } from '../../src/devnet/index.js';
 import { CONTRACT_CODES } from '../../src/errors.js';
 import { createGateway, type Gateway, type GatewayOptions } from '../../src/gateway.js';
-import { createGatewayServer } from '../../src/http/node-server.js';
+import { createGatewayServer, type GatewayServerSettings } from '../../src/http/node-server.js';
 import { decodeAddress } from '../../src/lib/address.js';
 import { encodeGlobalID } from '../../src/schema/ids.js';
 
@@ -173,15 +173,16 @@ export function useGatewayOnDevnet(
 
 /**
  * Serves a gateway over real HTTP on 127.0.0.1, as main.ts does (with the default server limits
- * unless given); resolves to its /graphql URL.
+ * unless given, intake's included); resolves to its /graphql URL. `settings` are what the server
+ * reads besides (the body cap, TRUST_PROXY, CORS): the defaults unless given, which a test that
+ * changes them in its gateway passes here too.
  */
 export async function listen(
   gateway: Gateway,
   limits: ServerLimits = loadConfig({}).server,
+  settings: Omit<GatewayServerSettings, 'server'> = loadConfig({}),
 ): Promise<{ url: string; server: Server; close(): Promise<void> }> {
-  const server = createGatewayServer(gateway.listener, limits, () =>
-    gateway.metrics.observeRefusedConnection(),
-  );
+  const server = createGatewayServer(gateway.listener, { ...settings, server: limits }, gateway.metrics);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;
   return {

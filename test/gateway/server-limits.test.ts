@@ -10,7 +10,10 @@ import { listen, parseAnswer, useGatewayOnDevnet } from './helpers.js';
  * request's variables (src/limits.ts): refused before anything reaches an upstream.
  */
 
-const env = useGatewayOnDevnet();
+// A body cap of 1 MB, so that variables nested 100,000 levels deep (200 KB) reach the variables' check.
+const env = useGatewayOnDevnet({
+  gateway: { limits: { ...loadConfig({}).limits, requestBytes: 1_000_000 } },
+});
 const defaults = loadConfig({}).server;
 const servers: Awaited<ReturnType<typeof listen>>[] = [];
 afterEach(async () => {
