@@ -48,6 +48,17 @@ const failed = (hash: string): LiveEvent => ({
 /** A source whose polls find nothing: the test publishes on the bus as a poller would. */
 const quiet: Source<unknown> = { key: 'blocks', poll: async () => ({ events: [], state: {} }) };
 
+/** A hub on `bus` whose own poller (every minute) never runs in a test: the test publishes. */
+const hubOn = (bus: LocalBus, metrics: GatewayMetrics) =>
+  new LiveHub({
+    bus,
+    intervalMs: 60_000,
+    backlog: 100,
+    remember: 20,
+    metrics,
+    logger: pino({ level: 'silent' }),
+  });
+
 /** A stream that never ends by itself (the test ends it). */
 const noEnd = { cut: () => {}, onEnd: () => {} };
 
@@ -58,14 +69,7 @@ describe('LiveHub', () => {
   it('delivers a block that arrives again only once, and never one below the last delivered', async () => {
     const bus = new LocalBus();
     const metrics = new GatewayMetrics(() => ({ scan: 'closed', explorer: 'closed', stake: 'closed' }));
-    hub = new LiveHub({
-      bus,
-      intervalMs: 60_000,
-      backlog: 100,
-      remember: 20,
-      metrics,
-      logger: pino({ level: 'silent' }),
-    });
+    hub = hubOn(bus, metrics);
     const stream = hub.subscribe(quiet, {
       accept: (event) => (event.kind === 'block' ? event.block.height : undefined),
       cut: () => {},
@@ -84,14 +88,7 @@ describe('LiveHub', () => {
   it('delivers a validator, the statistics or a failed transaction that arrives again only once', async () => {
     const bus = new LocalBus();
     const metrics = new GatewayMetrics(() => ({ scan: 'closed', explorer: 'closed', stake: 'closed' }));
-    hub = new LiveHub({
-      bus,
-      intervalMs: 60_000,
-      backlog: 100,
-      remember: 20,
-      metrics,
-      logger: pino({ level: 'silent' }),
-    });
+    hub = hubOn(bus, metrics);
     const name = (event: LiveEvent) =>
       event.kind === 'validator'
         ? `${event.validator.operatorAddress}=${event.validator.tokens}`

@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { print } from 'graphql';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, expect, inject } from 'vitest';
 import { loadConfig, type ServerLimits } from '../../src/config.js';
 import { type Devnet, type DevnetOptions, startDevnet } from '../../src/devnet/index.js';
@@ -10,6 +11,7 @@ import { createGateway, type Gateway, type GatewayOptions } from '../../src/gate
 import { createGatewayServer, type GatewayServerSettings } from '../../src/http/node-server.js';
 import { decodeAddress } from '../../src/lib/address.js';
 import { encodeGlobalID } from '../../src/schema/ids.js';
+import { startRedis, type TestRedis } from '../support/redis.js';
 
 export interface GraphQLResponse<T = any> {
   status: number;
@@ -193,6 +195,56 @@ export async function listen(
         server.closeAllConnections();
         server.close(() => resolve());
       }),
+  };
+}
+
+/**
+ * A recording devnet and a real Redis (Debian's redis-server) for one test file, and a client to
+ * look into that Redis: flushed, and the devnet's records cleared, before each test.
+ */
+export function useDevnetAndRedis() {
+  const env = {} as { devnet: Devnet; redis: TestRedis; inspect: Redis };
+  beforeAll(async () => {
+    env.redis = await startRedis();
+    env.devnet = await startDevnet(devnetOptions({ record: true }));
+    env.inspect = new Redis(env.redis.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+    // Errors while a test's Redis is stopped are expected; the commands themselves report them.
+    env.inspect.on('error', () => {});
+  });
+  afterAll(async () => {
+    env.inspect?.disconnect();
+    await env.devnet?.close();
+    await env.redis?.close();
+  });
+  beforeEach(async () => {
+    await env.inspect.flushall();
+    env.devnet.resetRecords();
+  });
+  return env;
+}
+
+/** A gateway over a real socket, and how to stop both. */
+export interface ServedGateway {
+  gateway: Gateway;
+  /** Its /graphql URL. */
+  url: string;
+  close(): Promise<void>;
+}
+
+/** A gateway with `overrides` on `upstreamUrls` (a test's devnet), served over a real socket. */
+export async function serveGateway(
+  overrides: Partial<GatewayOptions>,
+  upstreamUrls: GatewayOptions['upstreamUrls'],
+): Promise<ServedGateway> {
+  const gateway = createGateway({ ...testSettings(overrides), upstreamUrls });
+  const http = await listen(gateway);
+  return {
+    gateway,
+    url: http.url,
+    close: async () => {
+      await http.close();
+      await gateway.close();
+    },
   };
 }
 

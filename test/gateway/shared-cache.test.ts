@@ -1,13 +1,11 @@
 import { Writable } from 'node:stream';
-import { Redis } from 'ioredis';
 import { pino } from 'pino';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { type Devnet, startDevnet } from '../../src/devnet/index.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createGateway, type Gateway } from '../../src/gateway.js';
 import { SHARED_FORMAT_VERSION, sharedKeyPrefix } from '../../src/scale/shared-cache.js';
 import { printedSchema } from '../../src/schema/print.js';
-import { hasRedis, startRedis, type TestRedis } from '../support/redis.js';
-import { devnetOptions, graphql, testSettings } from './helpers.js';
+import { hasRedis } from '../support/redis.js';
+import { graphql, testSettings, useDevnetAndRedis } from './helpers.js';
 
 /**
  * REDIS_URL: the validator list and public answers shared by two gateway instances through a real
@@ -30,27 +28,9 @@ interface Instance {
 }
 
 describe.runIf(hasRedis)('caches shared through Redis (REDIS_URL)', () => {
-  let redis: TestRedis;
-  let inspect: Redis;
-  let devnet: Devnet;
+  const env = useDevnetAndRedis();
   let instances: Instance[] = [];
 
-  beforeAll(async () => {
-    redis = await startRedis();
-    devnet = await startDevnet(devnetOptions({ record: true }));
-    inspect = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
-    // Errors while the test's Redis is stopped are expected; the commands themselves report them.
-    inspect.on('error', () => {});
-  });
-  afterAll(async () => {
-    inspect?.disconnect();
-    await devnet?.close();
-    await redis?.close();
-  });
-  beforeEach(async () => {
-    await inspect.flushall();
-    devnet.resetRecords();
-  });
   afterEach(async () => {
     await Promise.all(instances.map((i) => i.gateway.close()));
     instances = [];
@@ -64,7 +44,7 @@ describe.runIf(hasRedis)('caches shared through Redis (REDIS_URL)', () => {
       upstreamTimeoutMs: UPSTREAM_TIMEOUT_MS,
       // One process runs the tests, two gateways and the devnet on one event loop (on a machine
       // that may be busy): a stall of a few hundred ms must not pass for a slow Redis here.
-      scale: { ...base.scale, redisUrl: redis.url, redisTimeoutMs: 1_000, rateLimitPoints: 0 },
+      scale: { ...base.scale, redisUrl: env.redis.url, redisTimeoutMs: 1_000, rateLimitPoints: 0 },
     });
   };
 
@@ -80,7 +60,7 @@ describe.runIf(hasRedis)('caches shared through Redis (REDIS_URL)', () => {
     });
     const gateway = createGateway({
       ...settings(),
-      upstreamUrls: devnet.urls,
+      upstreamUrls: env.devnet.urls,
       logger: pino({ level: 'info' }, sink),
     });
     const made: Instance = {
@@ -91,10 +71,11 @@ describe.runIf(hasRedis)('caches shared through Redis (REDIS_URL)', () => {
     return made;
   }
 
-  const validatorPages = () => devnet.requests.filter((r) => r.path === '/stake/validators');
-  const pagesOfOneList = () => Math.ceil(devnet.data.validators.length / 100);
-  const keys = async () => (await inspect.keys('*')).sort();
-  const prefix = () => sharedKeyPrefix(printedSchema(), { urls: devnet.urls, dialects: settings().dialects });
+  const validatorPages = () => env.devnet.requests.filter((r) => r.path === '/stake/validators');
+  const pagesOfOneList = () => Math.ceil(env.devnet.data.validators.length / 100);
+  const keys = async () => (await env.inspect.keys('*')).sort();
+  const prefix = () =>
+    sharedKeyPrefix(printedSchema(), { urls: env.devnet.urls, dialects: settings().dialects });
   const metricsOf = async (gateway: Gateway) =>
     (await gateway.yoga.fetch('http://gateway.test/metrics')).text();
   const metric = (text: string, series: string) => {
@@ -105,11 +86,11 @@ describe.runIf(hasRedis)('caches shared through Redis (REDIS_URL)', () => {
   const isUp = (l: Record<string, unknown>) => l.redis === 'up' && /shared caches/.test(String(l.msg));
   /** Delegators that are not a validator's wallet, with the devnet's address of each. */
   const delegators = (n: number) => {
-    const wallets = new Set(devnet.data.validators.map((v) => v.wallet_address.toLowerCase()));
-    return [...devnet.data.delegations.keys()]
+    const wallets = new Set(env.devnet.data.validators.map((v) => v.wallet_address.toLowerCase()));
+    return [...env.devnet.data.delegations.keys()]
       .filter((a) => !wallets.has(a.toLowerCase()))
       .slice(0, n)
-      .map((a) => devnet.stakeAddress(a));
+      .map((a) => env.devnet.stakeAddress(a));
   };
 
   /** Until each instance's /readyz reports Redis up (its connection is made). */
@@ -129,17 +110,17 @@ describe.runIf(hasRedis)('caches shared through Redis (REDIS_URL)', () => {
   it('answers on the second instance from Redis, with no upstream call', async () => {
     const [a, b] = [instance(), instance()];
     await connected(a, b);
-    devnet.resetRecords(); // /readyz pings the upstreams
+    env.devnet.resetRecords(); // /readyz pings the upstreams
     const first = await graphql(a.gateway, VALIDATOR_TABLE, { variables: { pageSize: 7 } });
     expect(first.errors).toBeUndefined();
     expect(validatorPages()).toHaveLength(pagesOfOneList());
     // The first instance stores the answer and the list without holding its answer back for it.
     await vi.waitFor(async () => expect((await keys()).filter((k) => !k.endsWith(':lock'))).toHaveLength(2));
 
-    devnet.resetRecords();
+    env.devnet.resetRecords();
     const second = await graphql(b.gateway, VALIDATOR_TABLE, { variables: { pageSize: 7 } });
     expect(second).toEqual(first);
-    expect(devnet.requests).toHaveLength(0);
+    expect(env.devnet.requests).toHaveLength(0);
     expect(
       metric(await metricsOf(b.gateway), 'shared_cache_requests_total{cache="responses",result="hit"}'),
     ).toBe(1);
@@ -150,7 +131,7 @@ describe.runIf(hasRedis)('caches shared through Redis (REDIS_URL)', () => {
     const portfolio = await graphql(b.gateway, PORTFOLIO, { variables: { delegator } });
     expect(portfolio.errors).toBeUndefined();
     expect(portfolio.data.delegations.nodes[0].validator.moniker).toEqual(expect.any(String));
-    expect(devnet.requests.map((r) => r.path)).toEqual(['/stake/delegator/delegations']);
+    expect(env.devnet.requests.map((r) => r.path)).toEqual(['/stake/delegator/delegations']);
     expect(
       metric(await metricsOf(b.gateway), 'shared_cache_requests_total{cache="validators",result="hit"}'),
     ).toBe(1);
@@ -159,7 +140,7 @@ describe.runIf(hasRedis)('caches shared through Redis (REDIS_URL)', () => {
   it('makes one upstream read of the validator list for concurrent misses on both instances', async () => {
     const [a, b] = [instance(), instance()];
     await connected(a, b);
-    devnet.resetRecords(); // /readyz pings the upstreams
+    env.devnet.resetRecords(); // /readyz pings the upstreams
     const people = delegators(4);
     // Ten requests at once, five on each instance, none answerable from another's answer: public
     // tables of different sizes and private portfolios, all joining the one validator list.
@@ -175,8 +156,8 @@ describe.runIf(hasRedis)('caches shared through Redis (REDIS_URL)', () => {
     );
     for (const answer of answers) expect(answer.errors).toBeUndefined();
     expect(validatorPages()).toHaveLength(pagesOfOneList());
-    expect(devnet.requests.filter((r) => r.path === '/stake/delegator/delegations')).toHaveLength(4);
-    expect(devnet.requests).toHaveLength(pagesOfOneList() + 4);
+    expect(env.devnet.requests.filter((r) => r.path === '/stake/delegator/delegations')).toHaveLength(4);
+    expect(env.devnet.requests).toHaveLength(pagesOfOneList() + 4);
     // The instance that did not read the list waited for the other's read.
     const lookups = await Promise.all(
       [a, b].map(async (i) => {
@@ -193,9 +174,9 @@ describe.runIf(hasRedis)('caches shared through Redis (REDIS_URL)', () => {
   it('waits out the lock of an instance that died mid-fetch, then fetches itself: counted expired', async () => {
     const a = instance();
     await connected(a);
-    devnet.resetRecords();
+    env.devnet.resetRecords();
     // Another instance took the list's lock and died before storing anything.
-    await inspect.set(`${prefix()}validators:list:lock`, 'a-dead-instance', 'PX', 60_000);
+    await env.inspect.set(`${prefix()}validators:list:lock`, 'a-dead-instance', 'PX', 60_000);
     const res = await graphql(a.gateway, VALIDATOR_TABLE, { variables: { pageSize: 5 } });
     expect(res.errors).toBeUndefined();
     expect(res.data.validators.nodes).toHaveLength(5);
@@ -226,7 +207,7 @@ describe.runIf(hasRedis)('caches shared through Redis (REDIS_URL)', () => {
       }),
     );
     await quarter;
-    await redis.stop();
+    await env.redis.stop();
     try {
       for (const { res, rows } of await Promise.all(load)) {
         expect(res.status).toBe(200);
@@ -236,7 +217,7 @@ describe.runIf(hasRedis)('caches shared through Redis (REDIS_URL)', () => {
 
       // A new instance during the outage: its answers come from the upstreams, in time.
       const c = instance();
-      devnet.resetRecords();
+      env.devnet.resetRecords();
       for (const [n, i] of [c, a, b, c, a, b, a, b].entries()) {
         const res = await graphql(i.gateway, VALIDATOR_TABLE, { variables: { page: 2, pageSize: 10 + n } });
         expect(res.status).toBe(200);
@@ -275,7 +256,7 @@ describe.runIf(hasRedis)('caches shared through Redis (REDIS_URL)', () => {
         );
       }
     } finally {
-      await redis.start();
+      await env.redis.start();
     }
     // Back: the next trial command (here /readyz's PING) closes the breaker.
     for (const i of [a, b]) {
@@ -298,18 +279,18 @@ describe.runIf(hasRedis)('caches shared through Redis (REDIS_URL)', () => {
     await vi.waitFor(async () =>
       expect((await keys()).some((k) => k.includes(':responses:') && !k.endsWith(':lock'))).toBe(true),
     );
-    devnet.resetRecords();
+    env.devnet.resetRecords();
     expect(await graphql(b.gateway, VALIDATOR_TABLE, { variables: { page: 3, pageSize: 20 } })).toEqual(
       fromA,
     );
-    expect(devnet.requests).toHaveLength(0);
+    expect(env.devnet.requests).toHaveLength(0);
   });
 
   it('never writes an answer that needs a caller or a token to Redis', async () => {
     const a = instance();
     await connected(a);
     const [delegator] = delegators(1);
-    const token = devnet.token;
+    const token = env.devnet.token;
     const answers = await Promise.all([
       graphql(a.gateway, PORTFOLIO, { variables: { delegator } }),
       graphql(a.gateway, PORTFOLIO, { variables: { delegator }, token }),
@@ -322,7 +303,7 @@ describe.runIf(hasRedis)('caches shared through Redis (REDIS_URL)', () => {
     for (const answer of answers) expect(answer.errors).toBeUndefined();
     // What the portfolio's validator join read (public) is the only thing stored.
     await vi.waitFor(async () => expect(await keys()).toEqual([`${prefix()}validators:list`]));
-    const stored = (await inspect.get(`${prefix()}validators:list`)) ?? '';
+    const stored = (await env.inspect.get(`${prefix()}validators:list`)) ?? '';
     expect(stored.includes(token)).toBe(false);
     expect(stored.toLowerCase().includes(String(delegator).toLowerCase())).toBe(false);
   });
@@ -339,7 +320,7 @@ describe.runIf(hasRedis)('caches shared through Redis (REDIS_URL)', () => {
     expect(version).toMatch(new RegExp(`^gw:v${SHARED_FORMAT_VERSION}:[\\w-]{16}:[\\w-]{8}:$`));
     for (const key of await keys()) expect(key.startsWith(version)).toBe(true);
     // Another schema (a deploy that changed it) reads under another prefix.
-    const upstreams = { urls: devnet.urls, dialects: settings().dialects };
+    const upstreams = { urls: env.devnet.urls, dialects: settings().dialects };
     expect(sharedKeyPrefix(`${schemaText}\ntype Added { x: Int }`, upstreams)).not.toBe(version);
     expect(sharedKeyPrefix(schemaText, upstreams)).toBe(version);
   });

@@ -2,8 +2,8 @@ import { connect, type Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { type Devnet, startDevnet } from '../../src/devnet/index.js';
-import { createGateway, type Gateway } from '../../src/gateway.js';
-import { devnetOptions, listen, testSettings } from '../gateway/helpers.js';
+import type { Gateway } from '../../src/gateway.js';
+import { devnetOptions, type ServedGateway, serveGateway, testSettings } from '../gateway/helpers.js';
 import { hasRedis, startRedis, type TestRedis } from '../support/redis.js';
 import { subscribe } from '../support/sse.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
@@ -64,7 +64,7 @@ describe('subscribers that hang up while they subscribe', () => {
   let devnet: Devnet;
   let redis: TestRedis | null = null;
   let proxy: TcpProxy | null = null;
-  let served: { gateway: Gateway; url: string; close(): Promise<void> } | null = null;
+  let served: ServedGateway | null = null;
 
   beforeAll(async () => {
     devnet = await startDevnet(devnetOptions({ record: true, extraTokens: TOKENS }));
@@ -84,29 +84,19 @@ describe('subscribers that hang up while they subscribe', () => {
 
   /** A gateway on the devnet (and, given, Redis for its rate limit), over a real socket. */
   async function start(redisUrl: string | null = null) {
-    const base = testSettings();
-    const gateway = createGateway({
-      ...testSettings({
+    served = await serveGateway(
+      {
         live: { ...loadConfig({}).live, pollMs: 50, leaseMs: 1_000, maxSubscriptionsPerClient: PER_CLIENT },
         scale: {
-          ...base.scale,
+          ...testSettings().scale,
           redisUrl,
           // A rate-limit call to a held Redis waits for it, rather than falling back at once.
           redisTimeoutMs: 10_000,
           rateLimitPoints: redisUrl ? 1_000_000 : 0,
         },
-      }),
-      upstreamUrls: devnet.urls,
-    });
-    const http = await listen(gateway);
-    served = {
-      gateway,
-      url: http.url,
-      close: async () => {
-        await http.close();
-        await gateway.close();
       },
-    };
+      devnet.urls,
+    );
     return served;
   }
 
@@ -131,39 +121,25 @@ describe('subscribers that hang up while they subscribe', () => {
     next.close();
   }
 
-  it('leaves nothing of 20 streams whose clients left during the explorer’s token check', async () => {
-    const { gateway, url } = await start();
-    const release = devnet.hold('explorer');
-    const sockets = TOKENS.map((token) =>
-      send(url, { query: FAILED }, { accept: 'text/event-stream', authorization: `Bearer ${token}` }),
-    );
-    // Each subscriber's token is being checked: the explorer holds 20 checks, one per token.
-    await until(() => devnet.requests.filter((r) => r.service === 'explorer').length === PER_CLIENT);
-    for (const socket of sockets) socket.destroy();
-    await until(async () => (await gauge(gateway.metrics.inFlight)) === 0);
-    release();
-    await nothingLeft(gateway);
-    await nextServed(url);
-  });
-
-  it('leaves nothing of streams Yoga writes whose clients left during the token check', async () => {
-    const { gateway, url } = await start();
-    const release = devnet.hold('explorer');
+  it.each([
+    { writer: 'the adapter', body: { query: FAILED } },
     // A request with extensions is answered by Yoga's own SSE writer, not the adapter's.
-    const sockets = TOKENS.map((token) =>
-      send(
-        url,
-        { query: FAILED, extensions: {} },
-        { accept: 'text/event-stream', authorization: `Bearer ${token}` },
-      ),
-    );
-    await until(() => devnet.requests.filter((r) => r.service === 'explorer').length === PER_CLIENT);
-    for (const socket of sockets) socket.destroy();
-    await until(async () => (await gauge(gateway.metrics.inFlight)) === 0);
-    release();
-    await nothingLeft(gateway);
-    await nextServed(url);
-  });
+    { writer: 'Yoga', body: { query: FAILED, extensions: {} } },
+  ])(
+    'leaves nothing of 20 streams ($writer writes) whose clients left during the explorer’s token check',
+    async ({ body }) => {
+      const { gateway, url } = await start();
+      const release = devnet.hold('explorer');
+      const sockets = TOKENS.map((token) => send(url, body, { ...SSE, authorization: `Bearer ${token}` }));
+      // Each subscriber's token is being checked: the explorer holds 20 checks, one per token.
+      await until(() => devnet.requests.filter((r) => r.service === 'explorer').length === PER_CLIENT);
+      for (const socket of sockets) socket.destroy();
+      await until(async () => (await gauge(gateway.metrics.inFlight)) === 0);
+      release();
+      await nothingLeft(gateway);
+      await nextServed(url);
+    },
+  );
 
   it.each([
     {

@@ -1,12 +1,10 @@
 import { createHash, createHmac } from 'node:crypto';
 import { hostname } from 'node:os';
-import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { type Devnet, startDevnet } from '../../src/devnet/index.js';
 import { createGateway, type Gateway } from '../../src/gateway.js';
-import { devnetOptions, listen, testSettings } from '../gateway/helpers.js';
-import { hasRedis, startRedis, type TestRedis } from '../support/redis.js';
+import { listen, testSettings, useDevnetAndRedis } from '../gateway/helpers.js';
+import { hasRedis } from '../support/redis.js';
 import { subscribe } from '../support/sse.js';
 import { until } from '../support/until.js';
 
@@ -30,25 +28,9 @@ const sha256Of = (token: string) => createHash('sha256').update(token).digest('b
 const ownerOf = (lease: string | null) => lease?.split('.')[1] ?? null;
 
 describe.runIf(hasRedis)('live updates on a shared Redis', () => {
-  let redis: TestRedis;
-  let inspect: Redis;
-  let devnet: Devnet;
+  const env = useDevnetAndRedis();
   let gateways: { gateway: Gateway; close(): Promise<void> }[] = [];
 
-  beforeAll(async () => {
-    redis = await startRedis();
-    devnet = await startDevnet(devnetOptions({ record: true }));
-    inspect = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
-  });
-  afterAll(async () => {
-    inspect?.disconnect();
-    await devnet?.close();
-    await redis?.close();
-  });
-  beforeEach(async () => {
-    await inspect.flushall();
-    devnet.resetRecords();
-  });
   afterEach(async () => {
     await Promise.all(gateways.map((g) => g.close()));
     gateways = [];
@@ -61,9 +43,9 @@ describe.runIf(hasRedis)('live updates on a shared Redis', () => {
       ...testSettings({
         cursorSecret: SECRET,
         live: { ...loadConfig({}).live, pollMs: 50, leaseMs: 1_000 },
-        scale: { ...base.scale, redisUrl: redis.url, redisTimeoutMs: 1_000, rateLimitPoints: 0 },
+        scale: { ...base.scale, redisUrl: env.redis.url, redisTimeoutMs: 1_000, rateLimitPoints: 0 },
       }),
-      upstreamUrls: devnet.urls,
+      upstreamUrls: env.devnet.urls,
     });
     const served = await listen(gateway);
     gateways.push({
@@ -76,15 +58,16 @@ describe.runIf(hasRedis)('live updates on a shared Redis', () => {
     return { gateway, url: served.url };
   }
 
-  const liveKeys = async () => (await inspect.keys('*live:*')).map((k) => k.slice(k.indexOf('live:'))).sort();
+  const liveKeys = async () =>
+    (await env.inspect.keys('*live:*')).map((k) => k.slice(k.indexOf('live:'))).sort();
   const liveChannels = async () =>
-    ((await inspect.call('PUBSUB', 'CHANNELS', '*live:*')) as string[]).map((c) =>
+    ((await env.inspect.call('PUBSUB', 'CHANNELS', '*live:*')) as string[]).map((c) =>
       String(c).slice(String(c).indexOf('live:')),
     );
 
   it('names a caller’s token in keys and channels by an HMAC with the deployment’s secret', async () => {
     const { url } = await start();
-    const token = devnet.token;
+    const token = env.devnet.token;
     const sub = await subscribe(url, FAILED, { token });
     expect(sub.status).toBe(200);
     // The first poll stored what it saw: the source's lease, state and channel all exist now.
@@ -94,14 +77,14 @@ describe.runIf(hasRedis)('live updates on a shared Redis', () => {
     expect(await liveChannels()).toEqual([`live:events:failed:${hmac}`]);
     // Neither the token nor the hash anyone holding it could compute is anywhere in Redis.
     const everything = JSON.stringify([
-      await inspect.keys('*'),
-      await inspect.call('PUBSUB', 'CHANNELS', '*'),
-      await inspect.get((await inspect.keys('*live:state:*'))[0] as string),
+      await env.inspect.keys('*'),
+      await env.inspect.call('PUBSUB', 'CHANNELS', '*'),
+      await env.inspect.get((await env.inspect.keys('*live:state:*'))[0] as string),
     ]);
     expect(everything).not.toContain(sha256Of(token));
     expect(everything).not.toContain(token);
     // The explorer was asked with that token only: one check, then the polls of the first page.
-    const explorer = devnet.requests.filter((r) => r.service === 'explorer');
+    const explorer = env.devnet.requests.filter((r) => r.service === 'explorer');
     expect(new Set(explorer.map((r) => r.headers.authorization))).toEqual(new Set([`Bearer ${token}`]));
     const sizes = explorer.map((r) => {
       const q = new URLSearchParams(r.query);
@@ -122,7 +105,7 @@ describe.runIf(hasRedis)('live updates on a shared Redis', () => {
     const onB = await subscribe(b.url, BLOCKS);
     await until(() => b.gateway.live.hub.sources().includes('blocks'));
     const holder = ownerOf(
-      await inspect.get((await inspect.keys('*live:lease:blocks'))[0] as string),
+      await env.inspect.get((await env.inspect.keys('*live:lease:blocks'))[0] as string),
     ) as string;
     const readyOf = async (g: Gateway) => (await g.yoga.fetch('http://gateway.test/readyz')).json();
     // /readyz answers at once with the last check it finished: the first one is under way.
@@ -135,11 +118,13 @@ describe.runIf(hasRedis)('live updates on a shared Redis', () => {
     // Random per instance: B's own id (its lease, once A has given the source up) is another.
     onA.close();
     await until(async () => {
-      const lease = ownerOf(await inspect.get((await inspect.keys('*live:lease:blocks'))[0] ?? 'none'));
+      const lease = ownerOf(
+        await env.inspect.get((await env.inspect.keys('*live:lease:blocks'))[0] ?? 'none'),
+      );
       return lease !== null && lease !== holder;
     });
     const next = ownerOf(
-      await inspect.get((await inspect.keys('*live:lease:blocks'))[0] as string),
+      await env.inspect.get((await env.inspect.keys('*live:lease:blocks'))[0] as string),
     ) as string;
     expect(next).toMatch(/^[0-9a-f]{16}$/);
     // /readyz reuses its answer for a second: B says so once it checks again.

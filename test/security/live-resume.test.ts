@@ -1,9 +1,8 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { type Devnet, startDevnet } from '../../src/devnet/index.js';
-import { createGateway, type Gateway } from '../../src/gateway.js';
 import { UPSTREAM_COST } from '../../src/schema/builder.js';
-import { devnetOptions, listen, testSettings } from '../gateway/helpers.js';
+import { devnetOptions, type ServedGateway, serveGateway, testSettings } from '../gateway/helpers.js';
 import { type Subscription, subscribe } from '../support/sse.js';
 import { until } from '../support/until.js';
 
@@ -21,7 +20,7 @@ const CATCH_UP = 20;
 
 describe('subscribers resuming after a block', () => {
   let devnet: Devnet;
-  let served: { gateway: Gateway; url: string; close(): Promise<void> } | null = null;
+  let served: ServedGateway | null = null;
   const open: Subscription[] = [];
 
   beforeAll(async () => {
@@ -38,23 +37,13 @@ describe('subscribers resuming after a block', () => {
   });
 
   async function start(rateLimitPoints = 0) {
-    const base = testSettings();
-    const gateway = createGateway({
-      ...testSettings({
+    served = await serveGateway(
+      {
         live: { ...loadConfig({}).live, pollMs: 30, catchUp: CATCH_UP, maxSubscriptionsPerClient: 100 },
-        scale: { ...base.scale, rateLimitPoints, rateLimitWindowMs: 600_000 },
-      }),
-      upstreamUrls: devnet.urls,
-    });
-    const http = await listen(gateway);
-    served = {
-      gateway,
-      url: http.url,
-      close: async () => {
-        await http.close();
-        await gateway.close();
+        scale: { ...testSettings().scale, rateLimitPoints, rateLimitWindowMs: 600_000 },
       },
-    };
+      devnet.urls,
+    );
     return served;
   }
 

@@ -1,8 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { type Devnet, startDevnet } from '../../src/devnet/index.js';
-import { createGateway, type Gateway } from '../../src/gateway.js';
-import { devnetOptions, listen, testSettings } from '../gateway/helpers.js';
+import { devnetOptions, type ServedGateway, serveGateway } from '../gateway/helpers.js';
 import { type Subscription, subscribe } from '../support/sse.js';
 import { until } from '../support/until.js';
 
@@ -18,7 +17,7 @@ const FAILED = 'subscription { failedTransactionAdded { hash } }';
 
 describe('private subscriptions and tokens the explorer stops accepting', () => {
   let devnet: Devnet;
-  let served: { gateway: Gateway; url: string; close(): Promise<void> } | null = null;
+  let served: ServedGateway | null = null;
   const open: Subscription[] = [];
 
   beforeAll(async () => {
@@ -34,19 +33,10 @@ describe('private subscriptions and tokens the explorer stops accepting', () => 
   });
 
   async function start(pollMs: number) {
-    const gateway = createGateway({
-      ...testSettings({ live: { ...loadConfig({}).live, pollMs, leaseMs: 2 * pollMs } }),
-      upstreamUrls: devnet.urls,
-    });
-    const http = await listen(gateway);
-    served = {
-      gateway,
-      url: http.url,
-      close: async () => {
-        await http.close();
-        await gateway.close();
-      },
-    };
+    served = await serveGateway(
+      { live: { ...loadConfig({}).live, pollMs, leaseMs: 2 * pollMs } },
+      devnet.urls,
+    );
     return served;
   }
   const follow = async (url: string, token: string) => {

@@ -1,13 +1,11 @@
 import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { type Devnet, startDevnet } from '../../src/devnet/index.js';
 import { createGateway, type GatewayOptions } from '../../src/gateway.js';
 import { sharedKeyPrefix } from '../../src/scale/shared-cache.js';
 import { printedSchema } from '../../src/schema/print.js';
-import { devnetOptions, listen, parseAnswer, testSettings } from '../gateway/helpers.js';
-import { hasRedis, startRedis, type TestRedis } from '../support/redis.js';
+import { listen, parseAnswer, testSettings, useDevnetAndRedis } from '../gateway/helpers.js';
 import { subscribe } from '../support/sse.js';
 import { until } from '../support/until.js';
 
@@ -29,27 +27,9 @@ const VALIDATORS_QUERY = '{ validators(pageSize: 3) { nodes { moniker operatorAd
 const PLANTED_MS = 600_000;
 
 describe('values read back from Redis are authenticated', () => {
-  let redis: TestRedis;
-  let inspect: Redis;
-  let devnet: Devnet;
+  const env = useDevnetAndRedis();
   let closers: (() => Promise<void>)[] = [];
 
-  beforeAll(async () => {
-    // A security test never turns into a skip: without redis-server it fails.
-    if (!hasRedis) throw new Error('redis-server is missing: apt-get install redis-server');
-    redis = await startRedis();
-    devnet = await startDevnet(devnetOptions({ record: true }));
-    inspect = new Redis(redis.url, { maxRetriesPerRequest: 1 });
-  });
-  afterAll(async () => {
-    inspect?.disconnect();
-    await devnet?.close();
-    await redis?.close();
-  });
-  beforeEach(async () => {
-    await inspect.flushall();
-    devnet.resetRecords();
-  });
   afterEach(async () => {
     await Promise.all(closers.map((close) => close()));
     closers = [];
@@ -62,10 +42,10 @@ describe('values read back from Redis are authenticated', () => {
       ...testSettings({
         cursorSecret: SECRET,
         live: { ...loadConfig({}).live, pollMs: 50, leaseMs: 1_000 },
-        scale: { ...base.scale, redisUrl: redis.url, redisTimeoutMs: 1_000, rateLimitPoints: 0 },
+        scale: { ...base.scale, redisUrl: env.redis.url, redisTimeoutMs: 1_000, rateLimitPoints: 0 },
         ...overrides,
       }),
-      upstreamUrls: devnet.urls,
+      upstreamUrls: env.devnet.urls,
     });
     const served = await listen(gateway);
     closers.push(async () => {
@@ -77,7 +57,7 @@ describe('values read back from Redis are authenticated', () => {
 
   /** The deployment's key prefix, as the gateways build it (schema, format and upstreams). */
   const prefix = () =>
-    sharedKeyPrefix(printedSchema(), { urls: devnet.urls, dialects: testSettings().dialects });
+    sharedKeyPrefix(printedSchema(), { urls: env.devnet.urls, dialects: testSettings().dialects });
 
   async function post(url: string, body: Record<string, unknown>) {
     const res = await fetch(url, {
@@ -100,7 +80,7 @@ describe('values read back from Redis are authenticated', () => {
   async function keyOf(pattern: string): Promise<string> {
     let key: string | undefined;
     await until(async () => {
-      [key] = await inspect.keys(pattern);
+      [key] = await env.inspect.keys(pattern);
       return key !== undefined;
     });
     return key as string;
@@ -118,22 +98,22 @@ describe('values read back from Redis are authenticated', () => {
       const a = await start(cached);
       const real = await post(a, { query: BLOCK_QUERY });
       expect(real.data.block.height).toBe(5);
-      const asked = devnet.requests.map((r) => r.path);
+      const asked = env.devnet.requests.map((r) => r.path);
       expect(asked.length).toBeGreaterThan(0);
       const key = await keyOf('*responses:*');
       const planted = forgedEntry({ data: { block: { height: 5, hash: 'forged-by-a-neighbour' } } });
-      await inspect.set(key, planted, 'PX', PLANTED_MS);
-      devnet.resetRecords();
+      await env.inspect.set(key, planted, 'PX', PLANTED_MS);
+      env.devnet.resetRecords();
       const b = await start(cached);
       expect(await post(b, { query: BLOCK_QUERY })).toEqual(real);
       // Asked as a cold instance asks, once: the forgery was a miss, not a wait for a fetch elsewhere.
-      expect(devnet.requests.map((r) => r.path)).toEqual(asked);
+      expect(env.devnet.requests.map((r) => r.path)).toEqual(asked);
       expect(await rejected(b, 'responses')).toBe(1);
       // B's own answer replaced the forgery: a third instance is served from Redis, asking nothing.
-      await until(async () => (await inspect.get(key)) !== planted);
-      devnet.resetRecords();
+      await until(async () => (await env.inspect.get(key)) !== planted);
+      env.devnet.resetRecords();
       expect(await post(await start(cached), { query: BLOCK_QUERY })).toEqual(real);
-      expect(devnet.requests).toEqual([]);
+      expect(env.devnet.requests).toEqual([]);
     });
 
     it('does not serve a forged validator list', async () => {
@@ -141,17 +121,17 @@ describe('values read back from Redis are authenticated', () => {
       const a = await start(lists);
       const real = await post(a, { query: VALIDATORS_QUERY });
       expect(real.data.validators.nodes).toHaveLength(3);
-      const asked = devnet.requests.map((r) => r.path);
+      const asked = env.devnet.requests.map((r) => r.path);
       const key = await keyOf('*validators:list');
-      const list = jsonOf((await inspect.get(key)) as string);
+      const list = jsonOf((await env.inspect.get(key)) as string);
       list.validators[0].moniker = 'Forged by a neighbour';
-      await inspect.set(key, forgedEntry(list), 'PX', PLANTED_MS);
-      devnet.resetRecords();
+      await env.inspect.set(key, forgedEntry(list), 'PX', PLANTED_MS);
+      env.devnet.resetRecords();
       const b = await start(lists);
       const answer = await post(b, { query: VALIDATORS_QUERY });
       expect(answer).toEqual(real);
       expect(JSON.stringify(answer)).not.toContain('Forged by a neighbour');
-      expect(devnet.requests.map((r) => r.path)).toEqual(asked);
+      expect(env.devnet.requests.map((r) => r.path)).toEqual(asked);
       expect(await rejected(b, 'validators')).toBe(1);
     });
   });
@@ -165,36 +145,36 @@ describe('values read back from Redis are authenticated', () => {
       await keyOf('*live:state:blocks');
       let channel: string | undefined;
       await until(async () => {
-        [channel] = (await inspect.call('PUBSUB', 'CHANNELS', '*live:events:blocks')) as string[];
+        [channel] = (await env.inspect.call('PUBSUB', 'CHANNELS', '*live:events:blocks')) as string[];
         return channel !== undefined;
       });
       const forged = { kind: 'block', block: { height: 999_999_999, hash: 'forged' }, polledAt: Date.now() };
-      expect(await inspect.publish(channel as string, JSON.stringify(forged))).toBe(1);
-      const { heights } = devnet.advance(1);
+      expect(await env.inspect.publish(channel as string, JSON.stringify(forged))).toBe(1);
+      const { heights } = env.devnet.advance(1);
       expect((await sub.next()).data.blockAdded.height).toBe(heights[0]);
       expect(await rejected(url, 'event')).toBe(1);
       sub.close();
     });
 
     it('sends no private event or state through Redis in clear (PSUBSCRIBE * sees nothing of them)', async () => {
-      const spy = new Redis(redis.url, { maxRetriesPerRequest: 1 });
+      const spy = new Redis(env.redis.url, { maxRetriesPerRequest: 1 });
       const heard: string[] = [];
       spy.on('pmessage', (_pattern: string, _channel: string, message: string) => heard.push(message));
       await spy.psubscribe('*');
       try {
         const url = await start();
-        const sub = await subscribe(url, FAILED, { token: devnet.token });
+        const sub = await subscribe(url, FAILED, { token: env.devnet.token });
         expect(sub.status).toBe(200);
         const stateKey = await keyOf('*live:state:failed:*');
         const added: string[] = [];
-        while (added.length < 3) added.push(...devnet.advance(1).failedTxs);
+        while (added.length < 3) added.push(...env.devnet.advance(1).failedTxs);
         const events = (await sub.take(added.length)).map((e) => e.data.failedTransactionAdded);
         // The positive control: the subscriber got each failure, with what the spy must not see.
         expect(events.map((e) => e.hash)).toEqual(added);
         const secrets = events.flatMap((e) => [e.hash, e.initiator, e.error]).filter((s) => s !== null);
         expect(secrets.length).toBeGreaterThan(added.length * 2);
         await until(() => heard.length >= added.length);
-        const stored = (await inspect.get(stateKey)) as string;
+        const stored = (await env.inspect.get(stateKey)) as string;
         for (const secret of secrets) {
           for (const message of heard) expect(message).not.toContain(secret);
           expect(stored).not.toContain(secret);
@@ -207,17 +187,17 @@ describe('values read back from Redis are authenticated', () => {
 
     it('does not let a forged lease stop the polls', async () => {
       const lease = `${prefix()}live:lease:blocks`;
-      await inspect.set(lease, 'ffffffffffffffff', 'PX', PLANTED_MS);
+      await env.inspect.set(lease, 'ffffffffffffffff', 'PX', PLANTED_MS);
       const url = await start();
       const sub = await subscribe(url, BLOCKS);
       expect(sub.status).toBe(200);
-      await until(async () => (await inspect.keys('*live:state:blocks')).length === 1, {
+      await until(async () => (await env.inspect.keys('*live:state:blocks')).length === 1, {
         within: 10_000,
         what: 'a first poll despite the forged lease',
       });
-      const { heights } = devnet.advance(1);
+      const { heights } = env.devnet.advance(1);
       expect((await sub.next()).data.blockAdded.height).toBe(heights[0]);
-      expect(await inspect.get(lease)).not.toBe('ffffffffffffffff');
+      expect(await env.inspect.get(lease)).not.toBe('ffffffffffffffff');
       // Seen once, on the claim that replaced it; every later claim finds this instance's own.
       expect(await rejected(url, 'lease')).toBe(1);
       sub.close();
@@ -229,7 +209,7 @@ describe('values read back from Redis are authenticated', () => {
       const sub = await subscribe(url, BLOCKS);
       expect(sub.status).toBe(200);
       await keyOf('*live:state:blocks');
-      await inspect.set(`${prefix()}live:lease:blocks`, 'a-forged-holder', 'PX', PLANTED_MS);
+      await env.inspect.set(`${prefix()}live:lease:blocks`, 'a-forged-holder', 'PX', PLANTED_MS);
       // /readyz answers at once with the last check it finished: the first one is under way.
       let ready: any;
       await until(async () => {
@@ -245,13 +225,13 @@ describe('values read back from Redis are authenticated', () => {
       const stateKey = `${prefix()}live:state:blocks`;
       // A head no chain reaches: taken over, every block would be skipped.
       const planted = '{"head": 1000000000}';
-      await inspect.set(stateKey, planted, 'PX', PLANTED_MS);
+      await env.inspect.set(stateKey, planted, 'PX', PLANTED_MS);
       const url = await start();
       const sub = await subscribe(url, BLOCKS);
       expect(sub.status).toBe(200);
-      await until(async () => (await inspect.get(stateKey)) !== planted);
-      expect(await inspect.get(stateKey)).not.toContain('1000000000');
-      const { heights } = devnet.advance(1);
+      await until(async () => (await env.inspect.get(stateKey)) !== planted);
+      expect(await env.inspect.get(stateKey)).not.toContain('1000000000');
+      const { heights } = env.devnet.advance(1);
       expect((await sub.next()).data.blockAdded.height).toBe(heights[0]);
       expect(await rejected(url, 'state')).toBe(1);
       sub.close();
@@ -265,18 +245,18 @@ describe('values read back from Redis are authenticated', () => {
     it('does not run a document planted under its own hash without the deployment’s key', async () => {
       const document = '{ block(height: 3) { height hash } }';
       const hash = sha256(document);
-      await inspect.hset(`${prefix()}apq:documents`, hash, document);
-      await inspect.zadd(`${prefix()}apq:registered`, Date.now(), hash);
+      await env.inspect.hset(`${prefix()}apq:documents`, hash, document);
+      await env.inspect.zadd(`${prefix()}apq:registered`, Date.now(), hash);
       const url = await start();
       const answer = await post(url, { extensions: persisted(hash) });
       expect(answer.errors?.[0]?.extensions.code).toBe('PERSISTED_QUERY_NOT_FOUND');
       expect(answer.data).toBeUndefined();
-      expect(devnet.requests).toEqual([]);
+      expect(env.devnet.requests).toEqual([]);
       expect(await rejected(url, 'apq')).toBe(1);
       // The client sends the document with its hash, as Apollo's link does: registered, it replaces
       // the planted entry, and another instance runs it by hash alone.
       expect((await post(url, { query: document, extensions: persisted(hash) })).data.block.height).toBe(3);
-      await until(async () => (await inspect.hget(`${prefix()}apq:documents`, hash)) !== document);
+      await until(async () => (await env.inspect.hget(`${prefix()}apq:documents`, hash)) !== document);
       const other = await start();
       expect((await post(other, { extensions: persisted(hash) })).data.block.height).toBe(3);
       expect(await rejected(other, 'apq')).toBe(0);
