@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { ExecutionResult } from 'graphql';
+import type { AbortLike } from '../upstream/cancellation.js';
 
 /**
  * A subscription stream's one end (contract.md §8, "A stream ends in one place"). Whatever holds
@@ -15,10 +16,24 @@ import type { ExecutionResult } from 'graphql';
 export class StreamHandle {
   /** The group member a transport that writes the stream itself takes over (http/sse.ts). */
   member: LiveMemberLike | null = null;
-  private releases: (() => void)[] | null = [];
+  /**
+   * What runs at the end. Grown by concat, which allocates what it holds, not by push (room for
+   * 17) or a spread (as much): a process holds one of these per open stream.
+   */
+  private releases: readonly Release[] | null = [];
   private watching = false;
 
-  constructor(private readonly res?: ServerResponse) {}
+  /**
+   * `res`: the socket the stream ends with. `cancel`: the subscribe-time work of the request (its
+   * upstream calls), cancelled if the socket closes before `started()`; the handle then watches the
+   * socket from the start.
+   */
+  constructor(
+    private readonly res?: ServerResponse,
+    private cancel?: AbortLike & { abort(reason: unknown): void },
+  ) {
+    if (cancel) this.watch();
+  }
 
   /** Whether the stream has ended (its releases ran). */
   get ended(): boolean {
@@ -26,27 +41,22 @@ export class StreamHandle {
   }
 
   /** Runs `release` once when the stream ends; at once when it has ended already. */
-  onEnd(release: () => void): void {
+  onEnd(release: Release): void {
     if (this.releases === null) {
-      release();
+      run(release);
       return;
     }
-    this.releases.push(release);
+    this.releases = this.releases.concat(release);
     this.watch();
   }
 
-  /** Ends the stream: every release runs, once, each whatever the others do. */
+  /** Ends the stream: its member leaves, and every release runs, once, each whatever the others do. */
   end(): void {
     const releases = this.releases;
     if (releases === null) return;
     this.releases = null;
-    for (const release of releases) {
-      try {
-        release();
-      } catch {
-        // One failing release must not keep the others from giving back what they hold.
-      }
-    }
+    this.member?.leave();
+    for (const release of releases) run(release);
   }
 
   /** A reader that stopped reading: its connection is closed, and its stream ends. */
@@ -55,19 +65,55 @@ export class StreamHandle {
     this.end();
   }
 
-  /** The transport takes the group member over (it writes the stream itself). */
+  /** The group member this stream is: it leaves when the stream ends (at once if it has). */
   adopt(member: LiveMemberLike): void {
     this.member = member;
+    if (this.ended) member.leave();
+    else this.watch();
+  }
+
+  /** The stream has started: nothing of its request's subscribe-time work is left to cancel. */
+  started(): void {
+    this.cancel = undefined;
+  }
+
+  /** The socket closed: the request's work is cancelled, and the stream ends. */
+  closed(): void {
+    this.cancel?.abort(new Error('client disconnected'));
+    this.end();
   }
 
   /** The stream ends with its socket, which may have closed already. */
   private watch(): void {
-    const res = this.res;
+    const res = this.res as Watched | undefined;
     if (this.watching || !res) return;
     this.watching = true;
-    if (res.closed || res.destroyed) this.end();
-    else res.once('close', () => this.end());
+    if (res.closed || res.destroyed) {
+      this.closed();
+      return;
+    }
+    // One listener function for every stream, the handle on the response: no closure per stream.
+    res[HANDLE] = this;
+    res.on('close', closeHandle);
   }
+}
+
+/** What a stream's end runs: a function, or an object that gives back what it holds. */
+export type Release = (() => void) | { release(): void };
+
+const run = (release: Release) => {
+  try {
+    if (typeof release === 'function') release();
+    else release.release();
+  } catch {
+    // One failing release must not keep the others from giving back what they hold.
+  }
+};
+
+const HANDLE = Symbol('stream handle');
+type Watched = ServerResponse & { [HANDLE]?: StreamHandle };
+function closeHandle(this: Watched): void {
+  this[HANDLE]?.closed();
 }
 
 /** One event as every member of a group gets it. */
@@ -87,8 +133,10 @@ export interface LiveSink {
   complete(): void;
 }
 
-/** What a transport needs of a group member it takes over. */
+/** What a stream's handle and its transport need of its group member. */
 export interface LiveMemberLike {
   /** Pushes every event from now on (and any waiting) to `sink`. */
   attach(sink: LiveSink): void;
+  /** Leaves its group (the stream ended). */
+  leave(): void;
 }

@@ -67,6 +67,12 @@ export class CorsPolicy {
   }
 }
 
+/**
+ * What every event stream carries besides, whoever writes it (Yoga, or the adapter's own writer and
+ * refusals, sse.ts): nginx and the proxies that follow its header pass it on unbuffered.
+ */
+export const EVENT_STREAM_HEADERS = { 'x-accel-buffering': 'no' } as const;
+
 /** Answers are personal unless a plugin (the public response cache) says otherwise for a GET. */
 export const DEFAULT_CACHE_CONTROL = 'no-store';
 
@@ -148,9 +154,9 @@ export function useAnswers(cors: CorsPolicy): Plugin {
       for (const [name, value] of Object.entries(headers)) response.headers.set(name, value);
       if (!response.headers.has('cache-control'))
         response.headers.set('cache-control', DEFAULT_CACHE_CONTROL);
-      // An event stream Yoga writes is passed on unbuffered by nginx-style proxies, as the adapter's (sse.ts).
-      if (response.headers.get('content-type')?.startsWith('text/event-stream'))
-        response.headers.set('x-accel-buffering', 'no');
+      if (response.headers.get('content-type')?.startsWith('text/event-stream')) {
+        for (const [name, value] of Object.entries(EVENT_STREAM_HEADERS)) response.headers.set(name, value);
+      }
     },
   };
 }

@@ -58,6 +58,11 @@ export interface IntakeOptions {
   metrics: IntakeMetrics;
 }
 
+const CLIENT = Symbol('intake client');
+const BODY = Symbol('intake body');
+type Counted = Socket & { [CLIENT]?: string };
+type Reserving = IncomingMessage & { [BODY]?: Arriving };
+
 /** How long a socket beyond its client's cap may stay without sending the request it is refused. */
 const REFUSED_SOCKET_MS = 1_000;
 
@@ -163,8 +168,19 @@ export class Intake {
       return;
     }
     this.clients.set(client, open + 1);
-    socket.on('close', () => this.left(client));
+    // One listener for every socket, its client on the socket: no closure per connection (a
+    // process holds one per open stream).
+    (socket as Counted)[CLIENT] = client;
+    socket.on('close', this.socketClosed);
   }
+
+  private readonly socketClosed = (() => {
+    const intake = this;
+    return function (this: Counted) {
+      const client = this[CLIENT];
+      if (client !== undefined) intake.left(client);
+    };
+  })();
 
   private left(client: string): void {
     const open = (this.clients.get(client) ?? 1) - 1;
@@ -204,13 +220,25 @@ export class Intake {
     this.metrics.bodyBytesInFlight.inc(bytes);
     const body: Arriving = { req, res, bytes, index: this.arriving.length, seen: -1, deadline: 0 };
     this.arriving.push(body);
-    req.on('close', () => this.release(body));
+    // node:http closes a request once its body has been read (or its socket goes), long before a
+    // stream's end: one listener for every request, the body on the request.
+    (req as Reserving)[BODY] = body;
+    req.on('close', this.requestClosed);
     if (this.timer === null) this.timer = setTimeout(this.tick, this.tickMs).unref();
     return true;
   }
 
+  private readonly requestClosed = (() => {
+    const intake = this;
+    return function (this: Reserving) {
+      const body = this[BODY];
+      if (body !== undefined) intake.release(body);
+    };
+  })();
+
   /** Gives a body's reservation back, once. */
   private release(body: Arriving): void {
+    (body.req as Reserving)[BODY] = undefined;
     if (body.index < 0) return;
     const last = this.arriving.pop() as Arriving;
     if (last !== body) {

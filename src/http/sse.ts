@@ -11,7 +11,7 @@ import {
   type Telemetry,
 } from '../ops/request-trace.js';
 import { Cancellation } from '../upstream/cancellation.js';
-import { type CorsPolicy, finishResult } from './answer.js';
+import { type CorsPolicy, EVENT_STREAM_HEADERS, finishResult } from './answer.js';
 import type { GatewayYoga } from './fast-path.js';
 import { headersOf, pipeResponse } from './node-response.js';
 
@@ -53,8 +53,7 @@ const HEADERS = {
   Connection: 'keep-alive',
   'Cache-Control': 'no-cache',
   'Content-Encoding': 'none',
-  // nginx and proxies that follow its header pass the stream on as it comes, unbuffered.
-  'X-Accel-Buffering': 'no',
+  ...EVENT_STREAM_HEADERS,
 } as const;
 
 /** An error as Yoga writes it: without its internal extensions (`http`, `unexpected`). */
@@ -111,9 +110,16 @@ class EventStream implements LiveSink {
     private readonly res: ServerResponse,
     private readonly streams: EventStreams,
   ) {
-    res.on('drain', () => this.flush());
+    // Listeners every stream shares, the stream on its response: no closures per stream.
+    (res as Writing)[STREAM] = this;
+    res.on('drain', flushStream);
     // A write that fails (the client gone mid-write) closes the socket; it must not throw.
-    res.on('error', () => {});
+    res.on('error', ignore);
+  }
+
+  /** The stream ended (its handle says so): it leaves the process's open streams. */
+  release(): void {
+    this.streams.closed(this);
   }
 
   private get options(): EventStreamOptions {
@@ -152,13 +158,20 @@ class EventStream implements LiveSink {
     this.options.metrics.observeDelivery((Date.now() - delivery.polledAt) / 1000);
   }
 
-  private flush(): void {
+  flush(): void {
     while (this.waiting.length > 0 && !this.res.writableNeedDrain && !this.res.destroyed) {
       this.write(this.waiting.shift() as Delivery);
     }
     if (this.completing && this.waiting.length === 0 && !this.res.writableEnded) this.end();
   }
 }
+
+const STREAM = Symbol('event stream');
+type Writing = ServerResponse & { [STREAM]?: EventStream };
+function flushStream(this: Writing): void {
+  this[STREAM]?.flush();
+}
+const ignore = () => {};
 
 /** Every open stream of the process, and their one ping timer. */
 export class EventStreams {
@@ -190,14 +203,17 @@ export class EventStreams {
       }, this.options.pingMs);
       this.timer.unref();
     }
-    handle.onEnd(() => {
-      this.open.delete(stream);
-      if (this.open.size === 0 && this.timer) {
-        clearInterval(this.timer);
-        this.timer = null;
-      }
-    });
+    handle.onEnd(stream);
     handle.member?.attach(stream);
+  }
+
+  /** A stream that ended leaves the open ones; the last takes the ping timer with it. */
+  closed(stream: EventStream): void {
+    this.open.delete(stream);
+    if (this.open.size === 0 && this.timer) {
+      clearInterval(this.timer);
+      this.timer = null;
+    }
   }
 }
 
@@ -231,7 +247,7 @@ async function answerByYoga(
 ) {
   const response = await processSse(result as ExecutionResult, request.yoga.fetchAPI, 'text/event-stream');
   finishTrace(request.telemetry, trace, response.status);
-  await pipeResponse(request.res, response, common);
+  await pipeResponse(request.res, response, { ...common, ...EVENT_STREAM_HEADERS });
   return true;
 }
 
@@ -244,11 +260,10 @@ export async function serveSubscription(request: SubscriptionRequest): Promise<b
   const headers = headersOf(req);
   const trace = startTrace(headers.get);
   const cancel = new Cancellation();
-  const abort = () => cancel.abort(new Error('client disconnected'));
-  res.on('close', abort);
   const fetchLike = { headers, signal: cancel };
   attachTrace(fetchLike, trace);
-  const sse = new StreamHandle(res);
+  // The stream's end watches the socket from now on: a client gone cancels the subscribe-time work.
+  const sse = new StreamHandle(res, cancel);
   const envelope = yoga.getEnveloped({ request: fetchLike, params, req, res, sse });
   const common = cors.headers(headers.get('origin'), trace.requestId);
   const once = (result: unknown) =>
@@ -299,7 +314,7 @@ export async function serveSubscription(request: SubscriptionRequest): Promise<b
   finishTrace(telemetry, trace, 200);
   // From here the stream holds nothing of its request: events run in the group's own context, so
   // the request's signal, trace and context (and the pipeline's iterator over the member) go.
-  res.off('close', abort);
+  sse.started();
   request.streams.stream(res, sse);
   return true;
 }

@@ -3,6 +3,7 @@ import { UpstreamError } from '../errors.js';
 import { errorSummary } from '../ops/logger.js';
 import type { GatewayMetrics } from '../ops/metrics.js';
 import { finishPollTrace, startPollTrace } from '../ops/request-trace.js';
+import { Cancellation } from '../upstream/cancellation.js';
 import type { LiveBus } from './bus.js';
 import type { Source } from './sources.js';
 
@@ -31,6 +32,8 @@ export class SourcePoller<S> {
   /** Bumped by each start and stop: a poll still under way from before schedules nothing. */
   private generation = 0;
   private running = false;
+  /** Cancels the upstream calls of the polls of one start, at the stop that follows it. */
+  private cancel = new Cancellation();
   private polls = 0;
 
   constructor(
@@ -46,6 +49,7 @@ export class SourcePoller<S> {
   start(): void {
     if (this.running) return;
     this.running = true;
+    this.cancel = new Cancellation();
     this.schedule(++this.generation, 0);
   }
 
@@ -58,6 +62,8 @@ export class SourcePoller<S> {
     this.generation++;
     this.state = null;
     clearTimeout(this.timer);
+    // A poll under way reads for nobody now: its upstream calls are cancelled.
+    this.cancel.abort(new Error('source given up'));
     await this.options.bus.release(this.source.key);
   }
 
@@ -103,7 +109,7 @@ export class SourcePoller<S> {
     const { bus, metrics } = this.options;
     const trace = startPollTrace(this.label, ++this.polls);
     try {
-      const result = await this.source.poll(this.state, { trace });
+      const result = await this.source.poll(this.state, { trace, signal: this.cancel });
       if (generation !== this.generation) return;
       finishPollTrace(trace, null);
       if (await bus.publish(this.source.key, result.events, result.state)) {
@@ -113,11 +119,12 @@ export class SourcePoller<S> {
       } else this.outcome('elsewhere');
     } catch (error) {
       finishPollTrace(trace, error as Error);
+      // Stopped meanwhile: its calls were cancelled, and no poll failed.
+      if (generation !== this.generation) return;
       this.outcome('error');
       // A credential the upstream refuses will not be accepted on the next poll either: the
       // source's subscribers (every instance's) are told, and their streams end.
-      const refused = error instanceof UpstreamError && error.extensions.code === 'UNAUTHENTICATED';
-      if (refused && generation === this.generation) {
+      if (error instanceof UpstreamError && error.extensions.code === 'UNAUTHENTICATED') {
         await bus.publish(this.source.key, [{ kind: 'refused', polledAt: Date.now() }], this.state);
       }
     }

@@ -315,6 +315,31 @@ describe('the bytes of request bodies in flight (MAX_INFLIGHT_BODY_BYTES)', () =
     expect(await refusals(gateway, 'body_budget')).toBe(1);
   });
 
+  it('come back once a body has arrived, not when its request ends: open streams hold none of the budget', async () => {
+    // Each subscription's body is in, and its stream stays open: were its bytes held for the stream's
+    // life, as many streams as the budget holds bodies would refuse every request after them.
+    const { gateway, url } = await serve({ maxInflightBodyBytes: 10_000 });
+    // Five bodies of 3,000 bytes: half as much again as the budget holds.
+    const body = JSON.stringify({ query: 'subscription { blockAdded { height } }'.padEnd(2_988, ' ') });
+    expect(Buffer.byteLength(body)).toBe(3_000);
+    const streams = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+          body,
+        }),
+      ),
+    );
+    expect(streams.map((res) => res.status)).toEqual(streams.map(() => 200));
+    await until(async () => (await bodyBytes(gateway)) === 0);
+    expect((await post(url, QUERY, '127.0.0.2')).status).toBe(200);
+    expect(await refusals(gateway, 'body_budget')).toBe(0);
+    for (const res of streams) await res.body?.cancel();
+    // The streams' source stops with them: nothing of this test polls into the next.
+    await until(() => gateway.live.hub.sources().length === 0);
+  });
+
   it('count a body of unknown length (chunked) at MAX_REQUEST_BYTES, the worst case', async () => {
     const { gateway, port } = await serve({ maxInflightBodyBytes: 150_000 });
     const first = await rawSocket(port);

@@ -460,7 +460,6 @@ class LiveGroups {
     const member = new LiveMember(group, this.options, stream);
     group.join(member);
     stream.adopt(member);
-    stream.onEnd(() => member.leave());
     return member;
   }
 
