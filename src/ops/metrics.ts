@@ -1,7 +1,6 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, type LabelValues, Registry } from 'prom-client';
 import type { UpstreamName } from '../errors.js';
 import type { CircuitName } from '../lib/circuit.js';
-import type { SharedCacheName, SharedLookup } from '../scale/shared-cache.js';
 
 /** What an upstream call reports when it ends (see upstream/http.ts). */
 export interface UpstreamCallEvent {
@@ -12,6 +11,17 @@ export interface UpstreamCallEvent {
   status: string;
   seconds: number;
 }
+
+/** The caches shared through Redis (scale/shared-cache.ts). */
+export type SharedCacheName = 'validators' | 'responses';
+
+/**
+ * A lookup in Redis after a miss in process: hit, found there; waited, found after waiting for
+ * another instance's fetch; expired, waited the whole upstream timeout for it in vain (its fetcher
+ * died or hangs), then fetched here; miss, fetched here (and stored); unavailable, Redis did not
+ * answer, fetched here without it.
+ */
+export type SharedLookup = 'hit' | 'waited' | 'expired' | 'miss' | 'unavailable';
 
 /** What a value read back from Redis claimed to be, when it did not verify (`redis_rejected_total`). */
 export type RedisRejectedKind = 'responses' | 'validators' | 'apq' | 'event' | 'state' | 'lease';

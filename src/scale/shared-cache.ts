@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import type { SharedCacheName, SharedLookup } from '../ops/metrics.js';
 import type { KeyedRedis, RedisStore } from './redis.js';
 import type { RedisValues } from './redis-values.js';
 
@@ -39,14 +40,6 @@ const hash = (text: string, length = 16) =>
 export function sharedKeyPrefix(printedSchema: string, upstreams: unknown): string {
   return `gw:v${SHARED_FORMAT_VERSION}:${hash(printedSchema)}:${hash(JSON.stringify(upstreams), 8)}:`;
 }
-
-export type SharedCacheName = 'validators' | 'responses';
-/**
- * hit: found in Redis; waited: found after waiting for another instance's fetch; expired: waited
- * the whole upstream timeout for it in vain (its fetcher died or hangs), then fetched here; miss:
- * fetched here (and stored); unavailable: Redis did not answer, fetched here without it.
- */
-export type SharedLookup = 'hit' | 'waited' | 'expired' | 'miss' | 'unavailable';
 
 export interface SharedValue<T> {
   value: T;
