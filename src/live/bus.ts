@@ -167,6 +167,20 @@ export interface RedisBusOptions {
 /** A CLAIM's answer: the outcome, and the state or the holder it brought back. */
 type ClaimReply = [number, (string | null)?];
 
+/**
+ * The subscriber connection as the event target uses it, whose SUBSCRIBE and UNSUBSCRIBE it
+ * leaves unawaited: one that the connection's end cuts short (an UNSUBSCRIBE while the process
+ * closes, a SUBSCRIBE while Redis is away) must not be an unhandled rejection. The connection
+ * subscribes again by itself once it is back (autoResubscribe).
+ */
+function quietSubscriber(subscriber: Redis): Redis {
+  return {
+    on: (event: string, listener: (...args: unknown[]) => void) => subscriber.on(event, listener),
+    subscribe: (channel: string) => subscriber.subscribe(channel).catch(() => undefined),
+    unsubscribe: (channel: string) => subscriber.unsubscribe(channel).catch(() => undefined),
+  } as unknown as Redis;
+}
+
 /** One poller per source across the deployment, events through Redis pub/sub. */
 export class RedisBus implements LiveBus {
   /**
@@ -219,7 +233,7 @@ export class RedisBus implements LiveBus {
     this.pubsub = createPubSub<Wire>({
       eventTarget: createRedisEventTarget({
         publishClient: redis.client,
-        subscribeClient: this.subscriber,
+        subscribeClient: quietSubscriber(this.subscriber),
         // Messages stay text until the listener has checked them against their channel.
         serializer: { stringify: String, parse: (message) => message },
       }),
