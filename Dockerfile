@@ -1,8 +1,9 @@
-# The gateway's container image: `npm start` (the embedded devnet when no upstream is configured),
-# as a non-root user, with production dependencies only. Build and run it as docs/deploy.md says:
+# The gateway's container image: `npm start`, in production, as a non-root user, with production
+# dependencies only. With no upstream configured it refuses to start unless DEVNET=true asks for the
+# embedded devnet, its try-out. Build and run it as docs/deploy.md says:
 #
 #   podman build --format docker -t chain-gateway .      (or docker build -t chain-gateway .)
-#   podman run --rm -p 4000:4000 chain-gateway
+#   podman run --rm -p 4000:4000 -e DEVNET=true chain-gateway
 #
 # The base is an argument so that a build that cannot reach an image registry can pass a local one
 # (CI builds on a stand-in made from Debian's packages: .ci/image.sh). Any Debian-like base with
@@ -51,7 +52,9 @@ COPY operations ./operations
 # HOST=0.0.0.0: reachable from outside the container (the gateway's own default is 127.0.0.1).
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=4000
 USER 10001:10001
-EXPOSE 4000
+# 4000: GraphQL, health and readiness; 9464: /metrics alone (METRICS_PORT's production default),
+# for scrapers inside the cluster, never behind the public Service or an ingress.
+EXPOSE 4000 9464
 # Node is PID 1 and handles SIGTERM and SIGINT itself: both drain (docs/operating.md, Shutdown).
 STOPSIGNAL SIGTERM
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \

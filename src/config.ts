@@ -37,7 +37,16 @@ export interface DevnetConfig {
 export interface Config {
   host: string;
   port: number;
-  /** null: no upstream configured, the gateway runs on the embedded devnet. */
+  /**
+   * METRICS_PORT: where `/metrics` is served, on HOST, alone (and the public port answers 404 for
+   * it); 0 is any free port. 9464 (OpenTelemetry's Prometheus port) in production; null otherwise:
+   * `/metrics` on the public port.
+   */
+  metricsPort: number | null;
+  /**
+   * null: no upstream configured, the gateway runs on the embedded devnet (outside production, or
+   * asked for by name with DEVNET=true).
+   */
   upstreams: UpstreamUrls | null;
   upstreamTimeoutMs: number;
   /** Connections kept per upstream origin: also its cap on calls in flight. */
@@ -493,6 +502,38 @@ export function loadDevnetConfig(env: Env = process.env): DevnetConfig {
   });
 }
 
+/**
+ * Whether the process runs on the embedded devnet: with no upstream URL, outside production (`npm
+ * start`), or in production only when DEVNET=true asks for it by name. A production process that
+ * lost its upstream URLs would otherwise serve made-up data and take the devnet's public token,
+ * the mutation included. Throws when the variables disagree.
+ */
+function runsDevnet(env: Env, production: boolean, upstreamsGiven: boolean): boolean {
+  const asked = bool(env, 'DEVNET', !production && !upstreamsGiven);
+  const urls = UPSTREAM_VARS.join(', ').replace(/, (?=[^,]*$)/, ' and ');
+  if (asked && upstreamsGiven) {
+    throw new ConfigError(
+      `DEVNET=true runs the embedded devnet, but ${urls} are set: unset one or the other`,
+    );
+  }
+  if (!asked && !upstreamsGiven) {
+    throw new ConfigError(
+      `${env.DEVNET ? 'no upstream URL and DEVNET=false' : 'NODE_ENV=production and no upstream URL'}: set ${urls}, or DEVNET=true to run on the embedded devnet (made-up data, and a public token that may run the mutation: a try-out, never a deployment)`,
+    );
+  }
+  return asked;
+}
+
+/** METRICS_PORT (see Config.metricsPort): 9464 by default in production, none otherwise. */
+function metricsPort(env: Env, production: boolean, port: number): number | null {
+  const raw = env.METRICS_PORT;
+  if ((raw === undefined || raw === '') && !production) return null;
+  const metrics = int(env, 'METRICS_PORT', 9464, 0, 65_535);
+  // Both servers would claim the one port: the second to listen fails to start.
+  if (metrics === port && port !== 0) throw new ConfigError(`METRICS_PORT must differ from PORT (${port})`);
+  return metrics;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const given = UPSTREAM_VARS.filter((name) => env[name]);
   if (given.length > 0 && given.length < UPSTREAM_VARS.length) {
@@ -502,12 +543,17 @@ export function loadConfig(env: Env = process.env): Config {
     );
   }
   const production = env.NODE_ENV === 'production';
+  // GraphiQL, introspection and suggestions follow what the process serves: on for the devnet's
+  // public, made-up data (its try-out in production included), off for real upstreams in production.
+  const tools = runsDevnet(env, production, given.length > 0) || !production;
+  const port = int(env, 'PORT', 4000, 0, 65_535);
   const upstreamTimeoutMs = int(env, 'UPSTREAM_TIMEOUT_MS', 5_000, 1, 600_000);
   const requestLimits = limits(env);
   const liveConfig = live(env);
   return Object.freeze({
     host: env.HOST || '127.0.0.1',
-    port: int(env, 'PORT', 4000, 0, 65_535),
+    port,
+    metricsPort: metricsPort(env, production, port),
     upstreams:
       given.length === 0
         ? null
@@ -522,9 +568,9 @@ export function loadConfig(env: Env = process.env): Config {
     circuitHalfOpenMs: int(env, 'CIRCUIT_HALF_OPEN_MS', 10_000, 1, 3_600_000),
     production,
     logLevel: logLevel(env),
-    introspection: bool(env, 'GRAPHQL_INTROSPECTION', !production),
-    graphiql: bool(env, 'GRAPHIQL', !production),
-    fieldSuggestions: bool(env, 'GRAPHQL_FIELD_SUGGESTIONS', !production),
+    introspection: bool(env, 'GRAPHQL_INTROSPECTION', tools),
+    graphiql: bool(env, 'GRAPHIQL', tools),
+    fieldSuggestions: bool(env, 'GRAPHQL_FIELD_SUGGESTIONS', tools),
     explorerToken: env.EXPLORER_TOKEN || null,
     validatorCacheTtlMs: int(env, 'VALIDATOR_CACHE_TTL_MS', 5_000, 0, 3_600_000),
     responseCacheTtlMs: int(env, 'RESPONSE_CACHE_TTL_MS', 5_000, 0, 3_600_000),

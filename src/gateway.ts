@@ -62,6 +62,8 @@ export interface GatewayOptions extends GatewaySettings {
   exampleVariables?: Readonly<Record<string, unknown>>;
   /** What `/metrics` serves instead of this gateway's registry (a cluster worker: every worker's). */
   scrapeMetrics?: () => Promise<string>;
+  /** METRICS_PORT: when set, `/metrics` is served there (main.ts), and the public port answers 404 for it. */
+  metricsPort?: number | null;
 }
 
 export interface Gateway {

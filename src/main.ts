@@ -10,7 +10,8 @@ import {
   loadPersistedOperations,
   openFileLimit,
 } from './config.js';
-import { createGatewayServer } from './http/node-server.js';
+import { type MetricsSource, metricsListener } from './http/endpoints.js';
+import { createGatewayServer, createMetricsServer } from './http/node-server.js';
 import { createLogger } from './ops/logger.js';
 import { startTracing, stopTracing } from './ops/tracing.js';
 import { type DevnetHandoff, joinPrimary, runPrimary, type WorkerLink } from './scale/cluster.js';
@@ -55,7 +56,7 @@ async function main(config: Config): Promise<void> {
       devnet: onDevnet,
       // The workers serve on for SHUTDOWN_DELAY_MS before their drain's deadline starts.
       drainMs: config.server.shutdownDelayMs + drainMs,
-      listening: (port) => printBanner(config, port, onDevnet),
+      listening: (port) => printBanner(config, { port, metrics: config.metricsPort }, onDevnet),
       close: async () => {
         await devnet?.close();
       },
@@ -106,20 +107,24 @@ async function serve(configured: Config, { worker, devnet, onDevnet, drainMs }: 
     );
   }
   const server = createGatewayServer(gateway.listener, config, gateway.metrics);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, resolve);
-  });
+  const port = await listen(server, config.port, config.host);
+  // After the public port, which is the one a cluster's primary learns first from each worker.
+  const metrics = await serveMetrics(config, { metrics: gateway.metrics, scrape: worker?.metrics });
   // A worker's port is the primary's, which prints the banner once all workers listen.
-  if (!worker) printBanner(config, (server.address() as AddressInfo).port, onDevnet);
+  if (!worker) printBanner(config, { port, metrics: metrics?.port ?? null }, onDevnet);
 
   const stop = drainOnce(server, { drainMs, delayMs: config.server.shutdownDelayMs }, worker, {
     // /readyz answers 503 at once, so that load balancers stop sending requests, which are still
     // served meanwhile.
     notReady: () => gateway.startDraining(),
     // Subscription streams complete (with a retry hint: their clients reconnect elsewhere) when
-    // the drain begins: they would otherwise hold it to its deadline.
-    begin: () => void gateway.drain(),
+    // the drain begins: they would otherwise hold it to its deadline. Scrapes stop with the
+    // public port (a scrape under way finishes).
+    begin: () => {
+      void gateway.drain();
+      metrics?.server.close();
+      metrics?.server.closeIdleConnections();
+    },
     close: async () => {
       logger.flush();
       await gateway.close();
@@ -130,6 +135,27 @@ async function serve(configured: Config, { worker, devnet, onDevnet, drainMs }: 
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
   worker?.onDrain(stop);
+}
+
+/**
+ * METRICS_PORT's server, listening on HOST: `/metrics` alone, the same text the public port would
+ * serve (a cluster worker's: every worker's); null when METRICS_PORT is unset.
+ */
+async function serveMetrics(
+  config: Config,
+  source: MetricsSource,
+): Promise<{ server: Server; port: number } | null> {
+  if (config.metricsPort === null) return null;
+  const server = createMetricsServer(metricsListener(source), config);
+  return { server, port: await listen(server, config.metricsPort, config.host) };
+}
+
+/** Listens on HOST:port (0: any free port), and resolves with the port it listens on. */
+function listen(server: Server, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve((server.address() as AddressInfo).port));
+  });
 }
 
 /**
@@ -181,13 +207,30 @@ function drainOnce(
   }
 }
 
-/** The startup banner: plain text for the person who started the process, not a log line. */
-function printBanner(config: Config, port: number, devnet: DevnetHandoff | null): void {
-  const endpoint = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}/graphql`;
+/**
+ * The startup banner: plain text for the person who started the process, not a log line. `metrics`:
+ * METRICS_PORT's port (null: /metrics on the public port; 0: a free port the primary of a cluster
+ * does not learn).
+ */
+function printBanner(
+  config: Config,
+  { port, metrics }: { port: number; metrics: number | null },
+  devnet: DevnetHandoff | null,
+): void {
+  const origin = (at: number) =>
+    `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${at}`;
+  const endpoint = `${origin(port)}/graphql`;
   const workers = config.scale.workers > 1 ? ` (${config.scale.workers} workers)` : '';
   console.log(
     `gateway listening on ${endpoint}${workers}${config.graphiql ? ' (open it in a browser for GraphiQL)' : ''}`,
   );
+  if (metrics !== null) {
+    console.log(
+      metrics === 0
+        ? 'metrics on a free port (METRICS_PORT=0), not on the public port'
+        : `metrics on ${origin(metrics)}/metrics, not on the public port`,
+    );
+  }
   if (devnet) {
     const { scan, explorer, stake } = devnet.urls;
     console.log(

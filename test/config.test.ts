@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
 
+/** A production process on real upstreams, as a deployment runs it. */
+const PRODUCTION = {
+  NODE_ENV: 'production',
+  SCAN_URL: 'http://scan.internal',
+  EXPLORER_URL: 'http://explorer.internal',
+  STAKE_URL: 'http://stake.internal',
+  CURSOR_SECRET: 'a-cursor-secret-of-32-bytes-0123',
+};
+
 describe('loadConfig', () => {
   it('runs on the devnet with development defaults when no upstream is set', () => {
     const config = loadConfig({});
@@ -26,22 +35,71 @@ describe('loadConfig', () => {
     );
   });
 
-  it('turns introspection, GraphiQL and suggestions off in production, each switchable back on', () => {
-    expect(loadConfig({ NODE_ENV: 'production' })).toMatchObject({
+  it('turns introspection, GraphiQL and suggestions off in production on real upstreams, each switchable back on', () => {
+    expect(loadConfig(PRODUCTION)).toMatchObject({
       introspection: false,
       graphiql: false,
       fieldSuggestions: false,
     });
-    expect(loadConfig({ NODE_ENV: 'production', GRAPHQL_INTROSPECTION: 'true' })).toMatchObject({
+    expect(loadConfig({ ...PRODUCTION, GRAPHQL_INTROSPECTION: 'true' })).toMatchObject({
       introspection: true,
       graphiql: false,
     });
+    // Outside production, real upstreams keep them (a developer's gateway on a staging upstream).
+    expect(loadConfig({ ...PRODUCTION, NODE_ENV: 'development' })).toMatchObject({
+      introspection: true,
+      graphiql: true,
+      fieldSuggestions: true,
+    });
+  });
+
+  it('refuses the devnet in production unless DEVNET=true asks for it, naming both', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(ConfigError);
+    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(
+      /^NODE_ENV=production and no upstream URL: set SCAN_URL, EXPLORER_URL and STAKE_URL, or DEVNET=true to run on the embedded devnet/,
+    );
+    expect(() => loadConfig({ NODE_ENV: 'production', DEVNET: 'false' })).toThrow(/DEVNET=true/);
+    // Asked for by name: the try-out runs, with GraphiQL and introspection, as the devnet is public.
+    expect(loadConfig({ NODE_ENV: 'production', DEVNET: 'true' })).toMatchObject({
+      production: true,
+      upstreams: null,
+      introspection: true,
+      graphiql: true,
+      fieldSuggestions: true,
+    });
+    expect(loadConfig({ NODE_ENV: 'production', DEVNET: 'true', GRAPHIQL: 'false' }).graphiql).toBe(false);
+    // `npm start` outside production: the devnet without asking.
+    expect(loadConfig({}).upstreams).toBeNull();
+  });
+
+  it('refuses DEVNET=true beside upstream URLs, and DEVNET=false without them', () => {
+    expect(() => loadConfig({ ...PRODUCTION, DEVNET: 'true' })).toThrow(
+      'DEVNET=true runs the embedded devnet, but SCAN_URL, EXPLORER_URL and STAKE_URL are set: unset one or the other',
+    );
+    expect(() => loadConfig({ DEVNET: 'false' })).toThrow(
+      /^no upstream URL and DEVNET=false: set SCAN_URL, EXPLORER_URL and STAKE_URL, or DEVNET=true/,
+    );
+    expect(loadConfig({ ...PRODUCTION, DEVNET: 'false' }).upstreams).toEqual({
+      scan: 'http://scan.internal',
+      explorer: 'http://explorer.internal',
+      stake: 'http://stake.internal',
+    });
+  });
+
+  it('serves /metrics on METRICS_PORT: 9464 in production, the public port otherwise', () => {
+    expect(loadConfig(PRODUCTION).metricsPort).toBe(9464);
+    expect(loadConfig({ NODE_ENV: 'production', DEVNET: 'true' }).metricsPort).toBe(9464);
+    expect(loadConfig({}).metricsPort).toBeNull();
+    expect(loadConfig({ METRICS_PORT: '9100' }).metricsPort).toBe(9100);
+    // 0: any free port (tests).
+    expect(loadConfig({ METRICS_PORT: '0' }).metricsPort).toBe(0);
+    expect(loadConfig({ ...PRODUCTION, METRICS_PORT: '9100' }).metricsPort).toBe(9100);
   });
 
   it('serves on for SHUTDOWN_DELAY_MS after SIGTERM: 5 s in production, none by default otherwise', () => {
-    expect(loadConfig({ NODE_ENV: 'production' }).server.shutdownDelayMs).toBe(5_000);
+    expect(loadConfig(PRODUCTION).server.shutdownDelayMs).toBe(5_000);
     expect(loadConfig({}).server.shutdownDelayMs).toBe(0);
-    expect(loadConfig({ NODE_ENV: 'production', SHUTDOWN_DELAY_MS: '0' }).server.shutdownDelayMs).toBe(0);
+    expect(loadConfig({ ...PRODUCTION, SHUTDOWN_DELAY_MS: '0' }).server.shutdownDelayMs).toBe(0);
   });
 
   it('reads the server limits and document caches, with the defaults a reverse proxy would set', () => {
@@ -90,6 +148,9 @@ describe('loadConfig', () => {
     ],
     [{ MIN_BODY_RATE: '0' }, /MIN_BODY_RATE must be an integer from 1/],
     [{ BODY_TIMEOUT_MS: '10' }, /BODY_TIMEOUT_MS must be an integer from 100/],
+    [{ METRICS_PORT: 'metrics' }, /METRICS_PORT must be an integer from 0 to 65535/],
+    [{ PORT: '9464', METRICS_PORT: '9464' }, /METRICS_PORT must differ from PORT \(9464\)/],
+    [{ DEVNET: 'maybe' }, /DEVNET must be true or false/],
   ])('rejects %o', (env, message) => {
     expect(() => loadConfig(env)).toThrow(message);
   });

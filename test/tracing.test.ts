@@ -139,6 +139,49 @@ describe('tracing off (no OTLP endpoint)', () => {
 });
 
 describe('tracing on (OTLP/HTTP JSON)', () => {
+  it('names the pod, namespace and node that OTEL_RESOURCE_ATTRIBUTES gives, beside the service', async () => {
+    // What the manifests pass through the Downward API. Read when the SDK starts, which it does
+    // once per process (its tracer provider is global): the first test to start it sets them.
+    process.env.OTEL_RESOURCE_ATTRIBUTES =
+      'k8s.pod.name=chain-gateway-7d9f8-x2k4q,k8s.namespace.name=explorer,k8s.node.name=node-3';
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = endpoint;
+    process.env.OTEL_EXPORTER_OTLP_PROTOCOL = 'http/json';
+    await startTracing(loadConfig(process.env).tracing);
+    const { gateway, logged } = gatewayWithLog();
+    const http = await listen(gateway);
+    exported.length = 0;
+    try {
+      const done = logged('TwoUpstreams');
+      await post(http.url, { 'x-request-id': 'pod-identity' });
+      await done;
+      await flushTracing();
+    } finally {
+      await http.close();
+      await gateway.close();
+    }
+    const batches = exported.flatMap(
+      (body) =>
+        JSON.parse(body).resourceSpans as {
+          resource: { attributes: ExportedSpan['attributes'] };
+          scopeSpans: { spans: ExportedSpan[] }[];
+        }[],
+    );
+    const server = batches.find((batch) =>
+      batch.scopeSpans.some((scope) =>
+        scope.spans.some((span) => span.kind === 2 && attribute(span, 'request.id') === 'pod-identity'),
+      ),
+    );
+    const resource = Object.fromEntries(
+      (server?.resource.attributes ?? []).map(({ key, value }) => [key, value.stringValue]),
+    );
+    expect(resource).toMatchObject({
+      'service.name': 'chain-gateway',
+      'k8s.pod.name': 'chain-gateway-7d9f8-x2k4q',
+      'k8s.namespace.name': 'explorer',
+      'k8s.node.name': 'node-3',
+    });
+  });
+
   it('exports a server span per request and a client span per upstream call, linked to the caller', async () => {
     process.env.OTEL_EXPORTER_OTLP_ENDPOINT = endpoint;
     process.env.OTEL_EXPORTER_OTLP_PROTOCOL = 'http/json';
@@ -148,6 +191,7 @@ describe('tracing on (OTLP/HTTP JSON)', () => {
     const { gateway, logged } = gatewayWithLog();
     const http = await listen(gateway);
     let line: Record<string, unknown> = {};
+    exported.length = 0;
     try {
       devnet.resetRecords();
       const done = logged('TwoUpstreams');

@@ -79,6 +79,7 @@ function pipeline(options: GatewayOptions, parts: YogaParts): Plugin[] {
       upstreams: parts.upstreams,
       metrics: parts.telemetry.metrics,
       scrape: options.scrapeMetrics,
+      metricsPort: options.metricsPort,
       redis: parts.redis,
       live: parts.live,
       draining: parts.draining,

@@ -3,22 +3,34 @@ import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { CorsConfig } from '../config.js';
 import { CONTRACT_CODES, INTERNAL_MESSAGE } from '../errors.js';
+import { budgetOf, writeRateLimitHeaders } from '../graphql/plugins/rate-limit.js';
 import { type RequestTrace, recordResult, traceOf } from '../ops/request-trace.js';
 
 /**
  * How every answer of the gateway is finished, whichever transport carried the request: Yoga's
  * own (GET, GraphiQL, batches, health, errors of the HTTP layer) through `useAnswers`, and the
- * node:http fast path (fast-path.ts) by calling the same functions. One place decides the
- * response headers (CORS, `vary`, `x-request-id`, `cache-control`), the error codes a client may
- * see, and what a result records in the request's trace.
+ * node:http fast path (fast-path.ts) and the SSE adapter (sse.ts) by calling the same functions.
+ * One place decides the response headers (CORS, `vary`, `x-request-id`, `cache-control`, the
+ * rate limit's), the error codes a client may see, the cost a client asked for, and what a result
+ * records in the request's trace.
  */
 
 /** The codes of contract.md §4: nothing else reaches a client. */
 const CONTRACT_CODE_SET: ReadonlySet<string> = new Set(CONTRACT_CODES);
 
-/** Headers a browser may send cross-origin: auth, JSON, tracing and the CSRF-prevention header. */
+/**
+ * Headers a browser may send cross-origin: auth, JSON, tracing, the CSRF-prevention header and the
+ * ask for an answer's cost.
+ */
 const ALLOWED_HEADERS =
-  'authorization, content-type, accept, x-request-id, traceparent, x-graphql-csrf, apollo-require-preflight';
+  'authorization, content-type, accept, x-request-id, traceparent, x-graphql-csrf, apollo-require-preflight, x-graphql-cost';
+
+/** Headers a browser's script may read: the request id, the entity tag, and what a client plans by. */
+const EXPOSED_HEADERS = 'x-request-id, etag, ratelimit, ratelimit-policy, retry-after';
+
+/** What every answer varies with; an answer that tells its cost varies with the ask too. */
+const VARY = 'origin, accept';
+const VARY_WITH_COST = `${VARY}, x-graphql-cost`;
 const LOCALHOST_ORIGIN = /^http:\/\/(localhost|127\.0\.0\.1)(:\d{1,5})?$/;
 
 /**
@@ -44,10 +56,10 @@ export class CorsPolicy {
    * keeping public GET answers must know.
    */
   headers(origin: string | null | undefined, requestId: string | undefined): Record<string, string> {
-    const headers: Record<string, string> = { vary: 'origin, accept' };
+    const headers: Record<string, string> = { vary: VARY };
     if (this.allows(origin)) {
       headers['access-control-allow-origin'] = origin;
-      headers['access-control-expose-headers'] = 'x-request-id, etag';
+      headers['access-control-expose-headers'] = EXPOSED_HEADERS;
     }
     if (requestId) headers['x-request-id'] = requestId;
     return headers;
@@ -121,15 +133,37 @@ function contractError(error: GraphQLError): GraphQLError {
 
 /**
  * The result a client gets, and what it records in the request's trace: every error carries a
- * contract code. A result whose errors are all in order is returned as it is.
+ * contract code, and, when the request asked for it (`x-graphql-cost: true`), the extensions carry
+ * its cost (docs/graph.md): the price, MAX_COMPLEXITY and, when it was charged, what is left of the
+ * client's budget. A result whose errors are all in order and that tells no cost is returned as it
+ * is: never a copy, so that an answer from the response cache keeps its serialized text.
  */
 export function finishResult<T extends ExecutionResult>(trace: RequestTrace | undefined, result: T): T {
   const errors = result.errors;
   if (errors?.some((e) => !isContractCode(e.extensions?.code))) {
     result = { ...result, errors: errors.map(contractError) };
   }
-  if (trace) recordResult(trace, result);
-  return result;
+  if (!trace) return result;
+  recordResult(trace, result);
+  if (!trace.cost) return result;
+  // A copy: the result itself may be the response cache's, kept for everyone.
+  const cost = trace.budget ? { ...trace.cost, budget: budgetOf(trace.budget) } : trace.cost;
+  return { ...result, extensions: { ...result.extensions, cost } };
+}
+
+/**
+ * Adds what a request's charge says to its answer's headers, whichever transport writes them: the
+ * RateLimit fields (rate-limit.ts decides them) when the rate limit counted it, and, when it asked
+ * for its cost, `x-graphql-cost` among what the answer varies with, so that no shared cache hands
+ * one client's cost to another. Nothing for the rest. Returns `headers`.
+ */
+export function addChargeHeaders(
+  headers: Record<string, string>,
+  trace: RequestTrace | undefined,
+): Record<string, string> {
+  if (trace?.budget) writeRateLimitHeaders(trace.budget, headers);
+  if (trace?.cost) headers.vary = VARY_WITH_COST;
+  return headers;
 }
 
 /** The same for Yoga's path: results (single or batched), preflights and every response's headers. */
@@ -150,8 +184,11 @@ export function useAnswers(cors: CorsPolicy): Plugin {
       }
     },
     onResponse({ request, response }) {
-      const headers = cors.headers(request.headers.get('origin'), traceOf(request)?.requestId);
+      const trace = traceOf(request);
+      const headers = cors.headers(request.headers.get('origin'), trace?.requestId);
       for (const [name, value] of Object.entries(headers)) response.headers.set(name, value);
+      for (const [name, value] of Object.entries(addChargeHeaders({}, trace)))
+        response.headers.set(name, value);
       if (!response.headers.has('cache-control'))
         response.headers.set('cache-control', DEFAULT_CACHE_CONTROL);
       if (response.headers.get('content-type')?.startsWith('text/event-stream')) {

@@ -1,14 +1,24 @@
+import type { RequestListener } from 'node:http';
 import type { Plugin } from 'graphql-yoga';
 import type { LiveUpdates } from '../live/index.js';
 import type { GatewayMetrics } from '../ops/metrics.js';
 import type { RedisStore } from '../scale/redis.js';
 import type { Upstreams } from '../upstream/index.js';
 
-export interface OperationalEndpointsOptions {
-  upstreams: Upstreams;
+/** What `/metrics` serves, wherever it is served: the gateway's registry, or `scrape` when given. */
+export interface MetricsSource {
   metrics: GatewayMetrics;
-  /** What `/metrics` serves; this gateway's registry unless given (a cluster worker: every worker's). */
+  /** Instead of this gateway's registry (a cluster worker: every worker's, from the primary). */
   scrape?: (() => Promise<string>) | undefined;
+}
+
+export interface OperationalEndpointsOptions extends MetricsSource {
+  upstreams: Upstreams;
+  /**
+   * METRICS_PORT: set (a port, 0 included), `/metrics` is served there alone (metricsListener) and
+   * the public port answers 404 for it; null or absent, the public port serves it.
+   */
+  metricsPort?: number | null;
   /** Reported on `/readyz` when the gateway has one, never required. */
   redis?: RedisStore | null;
   /** Who polls each live source this process has subscribers for (on `/readyz`). */
@@ -28,6 +38,33 @@ const publicHolders = (pollers: Record<string, string>) =>
 
 const json = (status: number, body: unknown) =>
   new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+
+/** Prometheus text and its media type, as `/metrics` answers it on either port. */
+function scraper({ metrics, scrape = () => metrics.registry.metrics() }: MetricsSource) {
+  return { text: scrape, contentType: metrics.registry.contentType };
+}
+
+/**
+ * The listener of METRICS_PORT's server (http/node-server.ts): `GET /metrics` (whatever its query
+ * string), the same text the public port would serve, and 404 for anything else. Scrapers reach
+ * it inside the cluster; the Service and the ingress that expose the public port never do
+ * (operation names, upstream endpoints and cache sizes are no one else's business).
+ */
+export function metricsListener(source: MetricsSource): RequestListener {
+  const { text, contentType } = scraper(source);
+  return (req, res) => {
+    const path = req.url?.split('?', 1)[0];
+    if (req.method !== 'GET' || path !== '/metrics') {
+      res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('Not Found');
+      return;
+    }
+    text().then(
+      (body) => res.writeHead(200, { 'content-type': contentType }).end(body),
+      // A cluster worker whose primary did not answer: the scrape fails, the process does not.
+      () => res.writeHead(503, { 'content-type': 'text/plain; charset=utf-8' }).end('Metrics unavailable'),
+    );
+  };
+}
 
 /** How long one check of the upstreams (and Redis, and the live leases) stands for every `/readyz`. */
 const READY_REUSE_MS = 1_000;
@@ -87,26 +124,29 @@ function readiness({
  * `readiness`), and 503 from the moment it starts shutting down: the one reason to take it out of
  * a load balancer. An upstream that is down fails the queries that need it (coded errors, partial
  * data), and shows in `upstream_circuit_state`, in the body and in alerts; pulling every pod for it
- * would also drop the queries and streams that never call it. `/metrics`: Prometheus text.
+ * would also drop the queries and streams that never call it. `/metrics`: Prometheus text, here
+ * unless METRICS_PORT serves it (then this port answers 404 for it, as for any path it lacks).
  */
 export function useOperationalEndpoints({
   upstreams,
   metrics,
-  scrape = () => metrics.registry.metrics(),
+  scrape,
+  metricsPort = null,
   redis = null,
   live,
   draining = () => false,
 }: OperationalEndpointsOptions): Plugin {
   const ready = readiness({ upstreams, redis, live });
+  const { text, contentType } = scraper({ metrics, scrape });
+  const servesMetrics = metricsPort === null;
   return {
     async onRequest({ url, endResponse }) {
       if (url.pathname === '/healthz') endResponse(json(200, { status: 'ok' }));
       else if (url.pathname === '/readyz' && draining()) endResponse(json(503, { status: 'draining' }));
       else if (url.pathname === '/readyz') {
         endResponse(new Response(ready(), { status: 200, headers: { 'content-type': 'application/json' } }));
-      } else if (url.pathname === '/metrics') {
-        const text = await scrape();
-        endResponse(new Response(text, { headers: { 'content-type': metrics.registry.contentType } }));
+      } else if (url.pathname === '/metrics' && servesMetrics) {
+        endResponse(new Response(await text(), { headers: { 'content-type': contentType } }));
       }
     },
   };

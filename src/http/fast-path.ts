@@ -9,7 +9,7 @@ import type { ContextSource } from '../graphql/yoga.js';
 import { errorSummary } from '../ops/logger.js';
 import { attachTrace, finishTrace, startTrace, type Telemetry } from '../ops/request-trace.js';
 import { Cancellation } from '../upstream/cancellation.js';
-import { type CorsPolicy, DEFAULT_CACHE_CONTROL, finishResult } from './answer.js';
+import { addChargeHeaders, type CorsPolicy, DEFAULT_CACHE_CONTROL, finishResult } from './answer.js';
 import { headersOf, pipeResponse } from './node-response.js';
 import { type EventStreams, type StreamParams, serveSubscription } from './sse.js';
 
@@ -253,10 +253,11 @@ async function answer(
     await run(yoga, { telemetry, prepared }, { request, params, hot }, { req, res }),
   );
   if (res.destroyed) return;
-  await write(yoga, res, result, {
+  const common = {
     ...cors.headers(headers.get('origin'), trace.requestId),
     'cache-control': DEFAULT_CACHE_CONTROL,
-  });
+  };
+  await write(yoga, res, result, addChargeHeaders(common, trace));
 }
 
 /** The last resort: an answer that failed is logged, and the client gets a masked 500 (or a cut). */

@@ -52,3 +52,28 @@ export function createGatewayServer(
   intake.watch(server);
   return server;
 }
+
+/** Open connections METRICS_PORT's server keeps: scrapers are a few Prometheus replicas and agents. */
+const METRICS_CONNECTIONS = 64;
+
+/**
+ * METRICS_PORT's server: `listener` is endpoints.ts' metricsListener. The same header, request and
+ * keep-alive timeouts as the public server, so that a client that holds sockets open there gets
+ * nothing more for it; no intake, no CORS, no GraphQL.
+ */
+export function createMetricsServer(
+  listener: RequestListener,
+  { server: limits }: Pick<Config, 'server'>,
+): Server {
+  const server = createServer(
+    {
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      connectionsCheckingInterval: Math.min(1_000, Math.ceil(limits.headersTimeoutMs / 10)),
+    },
+    listener,
+  );
+  server.maxConnections = METRICS_CONNECTIONS;
+  return server;
+}

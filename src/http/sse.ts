@@ -11,7 +11,7 @@ import {
   type Telemetry,
 } from '../ops/request-trace.js';
 import { Cancellation } from '../upstream/cancellation.js';
-import { type CorsPolicy, EVENT_STREAM_HEADERS, finishResult } from './answer.js';
+import { addChargeHeaders, type CorsPolicy, EVENT_STREAM_HEADERS, finishResult } from './answer.js';
 import type { GatewayYoga } from './fast-path.js';
 import { headersOf, pipeResponse } from './node-response.js';
 
@@ -296,6 +296,8 @@ export async function serveSubscription(request: SubscriptionRequest): Promise<b
     if (error instanceof GraphQLError) return once({ errors: [error] });
     throw error;
   }
+  // Priced and charged at its start: the stream, or its refusal, says what it cost.
+  addChargeHeaders(common, trace);
   if (!isAsyncIterable(result)) {
     sse.end();
     return once(result);

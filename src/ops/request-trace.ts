@@ -14,6 +14,24 @@ import {
 } from './tracing.js';
 
 /**
+ * What one charge of the rate limit (graphql/plugins/rate-limit.ts) leaves of a client's window, as
+ * the request's answer tells it (its RateLimit fields, its cost extension): one object per charge,
+ * whichever counters made it.
+ */
+export interface Budget {
+  /** Whether the charge went over the budget: the operation is refused. */
+  over: boolean;
+  /** Points left in the window after the charge (0 once over). */
+  remaining: number;
+  /** How long until the window ends and its points come back (ms, at least 1). */
+  resetMs: number;
+  /** RATE_LIMIT_POINTS: the points of a window. */
+  limit: number;
+  /** The `RateLimit-Policy` field, made once per limiter. */
+  policy: string;
+}
+
+/**
  * What the gateway knows about one HTTP request while it runs: its request id (the caller's
  * `x-request-id` or a new one), the W3C trace it continues, the GraphQL operation, the upstream
  * calls it made and the error codes it answered. At the end it becomes one log line and a few
@@ -32,6 +50,16 @@ export interface RequestTrace {
   outcome: 'ok' | 'partial' | 'error' | 'invalid';
   errorCodes: string[];
   upstreamCalls: number;
+  /**
+   * What the rate limit left the client after this request's charge (rate-limit.ts): its answer's
+   * RateLimit fields. Null when nothing was charged.
+   */
+  budget: Budget | null;
+  /**
+   * The price of the request's operation and MAX_COMPLEXITY, noted by the pricing (cost.ts) only
+   * when the request asked for them (`x-graphql-cost: true`): its answer's cost extension.
+   */
+  cost: { requested: number; limit: number } | null;
 }
 
 /** Random hex from a pooled buffer: one syscall per 512 ids instead of one per id. */
@@ -65,6 +93,8 @@ export function startTrace(header: HeaderGetter, graphql = true): RequestTrace {
     outcome: 'ok',
     errorCodes: [],
     upstreamCalls: 0,
+    budget: null,
+    cost: null,
   };
 }
 
@@ -142,6 +172,8 @@ export function startPollTrace(source: string, poll: number): RequestTrace {
     outcome: 'ok',
     errorCodes: [],
     upstreamCalls: 0,
+    budget: null,
+    cost: null,
   };
 }
 

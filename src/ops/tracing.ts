@@ -36,21 +36,27 @@ export const tracingEnabled = (): boolean => sdk !== null;
 /**
  * Starts the SDK when the configuration names an OTLP endpoint; otherwise loads nothing. The
  * exporter reads its own standard variables (endpoint, headers, timeout); the sampler comes from
- * `OTEL_TRACES_SAMPLER` and its argument (default: parent-based, always on).
+ * `OTEL_TRACES_SAMPLER` and its argument (default: parent-based, always on); the resource, besides
+ * the service's name, from `OTEL_RESOURCE_ATTRIBUTES`: the pod, namespace and node the manifests
+ * pass through the Downward API, so that a span tells which instance served it.
  */
 export async function startTracing(config: TracingConfig): Promise<void> {
   if (!config.enabled || sdk) return;
-  const [{ NodeTracerProvider }, { BatchSpanProcessor }, { resourceFromAttributes }, exporters] =
-    await Promise.all([
-      import('@opentelemetry/sdk-trace-node'),
-      import('@opentelemetry/sdk-trace-base'),
-      import('@opentelemetry/resources'),
-      config.protocol === 'http/json'
-        ? import('@opentelemetry/exporter-trace-otlp-http')
-        : import('@opentelemetry/exporter-trace-otlp-proto'),
-    ]);
+  const [{ NodeTracerProvider }, { BatchSpanProcessor }, resources, exporters] = await Promise.all([
+    import('@opentelemetry/sdk-trace-node'),
+    import('@opentelemetry/sdk-trace-base'),
+    import('@opentelemetry/resources'),
+    config.protocol === 'http/json'
+      ? import('@opentelemetry/exporter-trace-otlp-http')
+      : import('@opentelemetry/exporter-trace-otlp-proto'),
+  ]);
+  // The SDK's own reading of the variables (percent-decoding, and OTEL_SERVICE_NAME over a
+  // `service.name` among the attributes), merged over the default name: what it detects wins.
+  const resource = resources
+    .resourceFromAttributes({ 'service.name': config.serviceName })
+    .merge(resources.detectResources({ detectors: [resources.envDetector] }));
   const provider = new NodeTracerProvider({
-    resource: resourceFromAttributes({ 'service.name': config.serviceName }),
+    resource,
     spanProcessors: [new BatchSpanProcessor(new exporters.OTLPTraceExporter())],
   });
   // The global provider, an AsyncLocalStorage context manager, and W3C propagation.

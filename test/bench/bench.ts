@@ -367,6 +367,8 @@ export async function startTarget(
           MAX_CONNECTIONS_PER_CLIENT: '1000000',
           // Production on real upstreams does not start without it (config.ts).
           CURSOR_SECRET: 'bench-cursor-secret-0123456789abcdef',
+          // /metrics on a free port of its own: targets run side by side (production's 9464 would clash).
+          METRICS_PORT: '0',
           ...env,
         });
   const output = await started.ready.catch((error) => {

@@ -395,6 +395,8 @@ async function startProfiled(
           NODE_ENV: 'production',
           RATE_LIMIT_POINTS: '0',
           CURSOR_SECRET: 'bench-cursor-secret-0123456789abcdef',
+          // /metrics on a free port of its own (production's 9464 may be taken).
+          METRICS_PORT: '0',
           // Stopped at once after the measurement: its drain need not wait for a load balancer.
           SHUTDOWN_DELAY_MS: '0',
         })

@@ -156,7 +156,15 @@ describe('HTTP rules', () => {
 });
 
 describe('production mode', () => {
-  const production = () => gatewayWith(testSettings(loadConfig({ NODE_ENV: 'production' })));
+  // Production on real upstreams: the devnet in production is only ever asked for by name (DEVNET).
+  const PRODUCTION = {
+    NODE_ENV: 'production',
+    SCAN_URL: 'http://scan.internal',
+    EXPLORER_URL: 'http://explorer.internal',
+    STAKE_URL: 'http://stake.internal',
+    CURSOR_SECRET: 'hardening-cursor-secret-0123456789',
+  };
+  const production = () => gatewayWith(testSettings(loadConfig(PRODUCTION)));
 
   it('turns off introspection, GraphiQL and field suggestions', async () => {
     const gateway = production();
@@ -174,9 +182,7 @@ describe('production mode', () => {
   it('keeps them in development, and lets each be switched back on', async () => {
     const typo = await env.gql('{ validatorz { moniker } }');
     expect(JSON.stringify(typo.errors)).toMatch(/did you mean/i);
-    const gateway = gatewayWith(
-      testSettings(loadConfig({ NODE_ENV: 'production', GRAPHQL_INTROSPECTION: 'true' })),
-    );
+    const gateway = gatewayWith(testSettings(loadConfig({ ...PRODUCTION, GRAPHQL_INTROSPECTION: 'true' })));
     const res = await graphql(gateway, '{ __schema { queryType { name } } }');
     expect(res.data).toEqual({ __schema: { queryType: { name: 'Query' } } });
   });

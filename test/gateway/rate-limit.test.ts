@@ -5,11 +5,12 @@ import { Agent, request } from 'undici';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { loadConfig, type ScaleConfig } from '../../src/config.js';
 import { type Devnet, startDevnet } from '../../src/devnet/index.js';
-import { createGateway, type Gateway } from '../../src/gateway.js';
+import { createGateway, type Gateway, type GatewayOptions } from '../../src/gateway.js';
 import { operationCost } from '../../src/graphql/plugins/cost.js';
 import { clientAddress } from '../../src/graphql/plugins/rate-limit.js';
 import { schema } from '../../src/schema/index.js';
 import { hasRedis, startRedis, type TestRedis } from '../support/redis.js';
+import { subscribe } from '../support/sse.js';
 import { devnetOptions, parseAnswer, testSettings } from './helpers.js';
 
 /**
@@ -23,6 +24,9 @@ const BLOCK = '{ block(height: 1) { height } }'; // 10 + 1
 const STATS = '{ validatorStatistics { totalValidators } }'; // 10 + 1
 const PAGE = 'query Page($n: Int) { validators(pageSize: $n) { nodes { moniker } } }'; // 10 + n × 2
 const TYPENAME = '{ __typename }'; // 1
+/** Over MAX_COMPLEXITY (3,000): refused before any charge. */
+const COSTLY =
+  '{ searchSuggestions(query: "0x") { addresses { delegations(pageSize: 100) { nodes { shares validator { moniker } } } } } }';
 
 let devnet: Devnet;
 const cleanup: (() => Promise<void>)[] = [];
@@ -50,15 +54,32 @@ async function serve(listener: RequestListener): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-/** A gateway on the devnet with this rate limit, served by its listener on 127.0.0.1. */
-async function gatewayWith(scale: Partial<ScaleConfig>): Promise<{ gateway: Gateway; base: string }> {
+/**
+ * A gateway on the devnet with this rate limit (and these other settings), served by its listener on
+ * 127.0.0.1.
+ */
+async function gatewayWith(
+  scale: Partial<ScaleConfig>,
+  settings: Partial<GatewayOptions> = {},
+): Promise<{ gateway: Gateway; base: string }> {
   const config = loadConfig({});
   const gateway = createGateway({
-    ...testSettings({ scale: { ...config.scale, ...scale } }),
+    ...testSettings({ scale: { ...config.scale, ...scale }, ...settings }),
     upstreamUrls: devnet.urls,
   });
   cleanup.push(() => gateway.close());
   return { gateway, base: await serve(gateway.listener) };
+}
+
+/**
+ * The clock held still (until the test ends) where a test reads `reset`: the window's end is then
+ * known to the ms, and moves only when the test moves the clock.
+ */
+function stillClock() {
+  const at = Date.now();
+  const clock = vi.spyOn(Date, 'now').mockReturnValue(at);
+  cleanup.push(async () => void clock.mockRestore());
+  return { advance: (ms: number) => clock.mockReturnValue(at + ms) };
 }
 
 /** Connections from 127.0.0.2: another client as far as the socket says. */
@@ -69,6 +90,8 @@ interface Sent {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   body: any;
+  /** The body as it came, byte for byte. */
+  text: string;
 }
 
 async function send(
@@ -82,7 +105,17 @@ async function send(
     body: JSON.stringify({ query, variables: options.variables }),
     ...(options.from ? { dispatcher: options.from } : {}),
   });
-  return { status: res.statusCode, headers: res.headers, body: parseAnswer(await res.body.text()) };
+  const text = await res.body.text();
+  return { status: res.statusCode, headers: res.headers, body: parseAnswer(text), text };
+}
+
+/** A GET through the listener, which hands it to Yoga (with the CSRF-safe header a GET needs). */
+async function get(base: string, query: string, headers: Record<string, string> = {}): Promise<Sent> {
+  const res = await request(`${base}/graphql?query=${encodeURIComponent(query)}`, {
+    headers: { accept: 'application/json', 'x-graphql-csrf': '1', ...headers },
+  });
+  const text = await res.body.text();
+  return { status: res.statusCode, headers: res.headers, body: parseAnswer(text), text };
 }
 
 const answered = (sent: Sent) => {
@@ -141,10 +174,8 @@ describe('what an operation costs', () => {
 
   it('is the cost MAX_COMPLEXITY limits (the same figure in its refusal)', async () => {
     const { base } = await gatewayWith({ rateLimitPoints: 100_000 });
-    const query =
-      '{ searchSuggestions(query: "0x") { addresses { delegations(pageSize: 100) { nodes { shares validator { moniker } } } } } }';
-    const sent = await send(base, query);
-    const cost = operationCost(schema, parse(query), null, {});
+    const sent = await send(base, COSTLY);
+    const cost = operationCost(schema, parse(COSTLY), null, {});
     expect(sent.body.errors[0].extensions).toMatchObject({ code: 'BAD_USER_INPUT', cost });
     expect(devnet.requests).toHaveLength(0);
   });
@@ -239,6 +270,171 @@ describe('over budget', () => {
   });
 });
 
+describe('rate limits are visible (draft-ietf-httpapi-ratelimit-headers-07)', () => {
+  const fields = (sent: Sent) => [sent.headers['ratelimit-policy'], sent.headers.ratelimit];
+
+  it('each priced answer says the policy and what is left, falling as points are spent, on every transport', async () => {
+    const clock = stillClock();
+    const { gateway, base } = await gatewayWith({ rateLimitPoints: 40, rateLimitWindowMs: 60_000 });
+    const adapter = await serve(gateway.yoga as unknown as RequestListener);
+    const fast = await send(base, BLOCK); // 11: the fast path
+    answered(fast);
+    expect(fields(fast)).toEqual(['40;w=60', 'limit=40, remaining=29, reset=60']);
+    clock.advance(15_500);
+    const yoga = await send(adapter, BLOCK); // 22: Yoga's node adapter
+    answered(yoga);
+    expect(fields(yoga)).toEqual(['40;w=60', 'limit=40, remaining=18, reset=45']);
+    clock.advance(30_000);
+    const viaListener = await get(base, BLOCK); // 33: Yoga behind the listener
+    answered(viaListener);
+    expect(fields(viaListener)).toEqual(['40;w=60', 'limit=40, remaining=7, reset=30']);
+    // Over: nothing left, and reset says what retry-after says.
+    const over = await send(base, BLOCK);
+    refused(over);
+    expect(fields(over)).toEqual(['40;w=60', 'limit=40, remaining=0, reset=30']);
+    expect(over.headers['retry-after']).toBe('30');
+    const overOnYoga = await send(adapter, TYPENAME);
+    refused(overOnYoga);
+    expect(fields(overOnYoga)).toEqual(['40;w=60', 'limit=40, remaining=0, reset=30']);
+    expect(overOnYoga.headers['retry-after']).toBe('30');
+  });
+
+  it('a hot query’s prepared request says the same as its first request did', async () => {
+    stillClock();
+    const { base } = await gatewayWith(
+      { rateLimitPoints: 40, rateLimitWindowMs: 10_000 },
+      { documents: { ...loadConfig({}).documents, keepAfter: 1, compileAfter: 1 } },
+    );
+    const prepared = async () =>
+      Number(
+        /^graphql_prepared_requests_total (\d+)$/m.exec(await (await fetch(`${base}/metrics`)).text())?.[1],
+      );
+    expect(fields(await send(base, BLOCK))).toEqual(['40;w=10', 'limit=40, remaining=29, reset=10']);
+    expect(await prepared()).toBe(0);
+    expect(fields(await send(base, BLOCK))).toEqual(['40;w=10', 'limit=40, remaining=18, reset=10']);
+    expect(await prepared()).toBe(1);
+  });
+
+  it('a subscription’s stream says what its start cost', async () => {
+    stillClock();
+    const { base } = await gatewayWith({ rateLimitPoints: 1_000 });
+    const document = 'subscription { blockAdded { height } }';
+    const cost = operationCost(schema, parse(document), null, {}) as number;
+    const stream = await subscribe(`${base}/graphql`, document);
+    try {
+      expect(stream.status).toBe(200);
+      expect(stream.headers.get('content-type')).toBe('text/event-stream');
+      expect(stream.headers.get('ratelimit-policy')).toBe('1000;w=60');
+      expect(stream.headers.get('ratelimit')).toBe(`limit=1000, remaining=${1_000 - cost}, reset=60`);
+    } finally {
+      stream.close();
+    }
+  });
+
+  it('only answers the rate limit counted carry them: none for a request refused before its price, none with the limit off', async () => {
+    const { base } = await gatewayWith({ rateLimitPoints: 40 });
+    const invalid = await send(base, '{ validatorz }');
+    expect(invalid.body.errors[0].extensions.code).toBe('BAD_USER_INPUT');
+    expect(fields(invalid)).toEqual([undefined, undefined]);
+    // Priced and refused over MAX_COMPLEXITY: not charged, so not counted.
+    const costly = await send(base, COSTLY);
+    expect(costly.body.errors[0].extensions.code).toBe('BAD_USER_INPUT');
+    expect(fields(costly)).toEqual([undefined, undefined]);
+    const off = await gatewayWith({ rateLimitPoints: 0 });
+    const free = await send(off.base, BLOCK);
+    answered(free);
+    expect(fields(free)).toEqual([undefined, undefined]);
+  });
+
+  it('a browser on an allowed origin may read them', async () => {
+    const { base } = await gatewayWith(
+      { rateLimitPoints: 40 },
+      { cors: { origins: ['https://explorer.example'], localhost: false } },
+    );
+    const sent = await send(base, BLOCK, { headers: { origin: 'https://explorer.example' } });
+    expect(String(sent.headers['access-control-expose-headers']).split(', ')).toEqual(
+      expect.arrayContaining(['ratelimit', 'ratelimit-policy', 'retry-after']),
+    );
+  });
+});
+
+describe('the cost of an answer, on request (x-graphql-cost: true)', () => {
+  const ASK = { 'x-graphql-cost': 'true' };
+
+  it('is in the answer’s extensions on every transport: its price, MAX_COMPLEXITY and the budget left', async () => {
+    stillClock();
+    const { gateway, base } = await gatewayWith({ rateLimitPoints: 40 });
+    const adapter = await serve(gateway.yoga as unknown as RequestListener);
+    const fast = await send(base, BLOCK, { headers: ASK });
+    answered(fast);
+    expect(fast.body).toEqual({
+      data: { block: { height: 1 } },
+      extensions: { cost: { requested: 11, limit: 3_000, budget: { limit: 40, remaining: 29, reset: 60 } } },
+    });
+    const yoga = await send(adapter, BLOCK, { headers: ASK });
+    expect(yoga.body.extensions.cost).toEqual({
+      requested: 11,
+      limit: 3_000,
+      budget: { limit: 40, remaining: 18, reset: 60 },
+    });
+    expect((await get(base, BLOCK, ASK)).body.extensions.cost.budget.remaining).toBe(7);
+    // A refusal says what it would have cost, and that nothing is left.
+    const over = await send(base, BLOCK, { headers: ASK });
+    refused(over);
+    expect(over.body.extensions).toEqual({
+      cost: { requested: 11, limit: 3_000, budget: { limit: 40, remaining: 0, reset: 60 } },
+    });
+  });
+
+  it('never without the header: the same bytes as before, on every transport', async () => {
+    const { gateway, base } = await gatewayWith({ rateLimitPoints: 1_000 });
+    const adapter = await serve(gateway.yoga as unknown as RequestListener);
+    const bytes = '{"data":{"block":{"height":1}}}';
+    expect((await send(base, BLOCK)).text).toBe(bytes);
+    expect((await send(adapter, BLOCK)).text).toBe(bytes);
+    expect((await get(base, BLOCK)).text).toBe(bytes);
+    expect((await send(base, BLOCK, { headers: { 'x-graphql-cost': 'false' } })).text).toBe(bytes);
+  });
+
+  it('without a rate limit: the price and MAX_COMPLEXITY; over MAX_COMPLEXITY: the price it was refused at', async () => {
+    const { base } = await gatewayWith({ rateLimitPoints: 0 });
+    expect((await send(base, PAGE, { variables: { n: 5 }, headers: ASK })).body.extensions).toEqual({
+      cost: { requested: 20, limit: 3_000 },
+    });
+    const price = operationCost(schema, parse(COSTLY), null, {});
+    const costly = await send(base, COSTLY, { headers: ASK });
+    expect(costly.body.errors[0].extensions).toMatchObject({ code: 'BAD_USER_INPUT', cost: price });
+    expect(costly.body.extensions).toEqual({ cost: { requested: price, limit: 3_000 } });
+  });
+
+  it('a cached answer is shared without anyone’s cost, and a prepared request adds it as the first path does', async () => {
+    const { base } = await gatewayWith(
+      { rateLimitPoints: 0 },
+      {
+        responseCacheTtlMs: 60_000,
+        validatorCacheTtlMs: 60_000,
+        documents: { ...loadConfig({}).documents, keepAfter: 1, compileAfter: 1 },
+      },
+    );
+    const hits = async () =>
+      Number(
+        /^cache_requests_total\{cache="responses",result="hit"\} (\d+)$/m.exec(
+          await (await fetch(`${base}/metrics`)).text(),
+        )?.[1] ?? 0,
+      );
+    const query = '{ validators(pageSize: 2) { nodes { moniker } } }';
+    const asked = await send(base, query, { headers: ASK }); // fills the cache
+    expect(asked.body.extensions).toEqual({ cost: { requested: 14, limit: 3_000 } });
+    const plain = await send(base, query); // a hit, on the prepared request
+    expect(await hits()).toBe(1);
+    expect(plain.text).toBe(JSON.stringify({ data: asked.body.data }));
+    const again = await send(base, query, { headers: ASK }); // a hit, asked
+    expect(await hits()).toBe(2);
+    expect(again.body).toEqual(asked.body);
+    expect((await send(base, query)).text).toBe(plain.text);
+  });
+});
+
 describe('who the client is', () => {
   it('each socket address has its own budget', async () => {
     const { base } = await gatewayWith({ rateLimitPoints: 11 });
@@ -307,10 +503,17 @@ describe.runIf(hasRedis)('with REDIS_URL', () => {
   it('two instances share one budget', async () => {
     const { a, b } = await twoInstances();
     const client = newClient();
-    answered(await send(a.base, BLOCK, { headers: client })); // 11
-    answered(await send(b.base, STATS, { headers: client })); // 22
+    const first = await send(a.base, BLOCK, { headers: client }); // 11
+    answered(first);
+    const second = await send(b.base, STATS, { headers: client }); // 22
+    answered(second);
+    // What is left is the deployment's, whichever instance says it.
+    expect(first.headers.ratelimit).toMatch(/^limit=25, remaining=14, reset=(59|60)$/);
+    expect(second.headers.ratelimit).toMatch(/^limit=25, remaining=3, reset=(59|60)$/);
     devnet.resetRecords();
-    refused(await send(a.base, BLOCK, { headers: client })); // 33
+    const over = await send(a.base, BLOCK, { headers: client }); // 33
+    refused(over);
+    expect(over.headers.ratelimit).toBe(`limit=25, remaining=0, reset=${over.headers['retry-after']}`);
     refused(await send(b.base, TYPENAME, { headers: client })); // 34
     expect(devnet.requests).toHaveLength(0);
     // Another client, its own budget on both.

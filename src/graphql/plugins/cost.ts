@@ -26,9 +26,10 @@ import {
   valueFromAST,
 } from 'graphql';
 import { type ErrorCode, GatewayError } from '../../errors.js';
+import { traceOf } from '../../ops/request-trace.js';
 import type { Context } from '../context.js';
 import { type OperationInfo, type PartPlugin, partPlugin, type RequestPart } from './prepared.js';
-import { clientOf, type RateLimit, rateLimited } from './rate-limit.js';
+import { type RateLimit, type Refusal, rateLimited } from './rate-limit.js';
 
 /**
  * Where a request is priced: every operation's cost, from the costs its fields declare
@@ -320,6 +321,18 @@ const notApplied = (error: GatewayError): GatewayError =>
   });
 
 /**
+ * Notes an operation's price on its request's trace when the request asks for it
+ * (`x-graphql-cost: true`): http/answer.ts puts it in the answer's extensions, with the budget the
+ * charge left. Never on the result itself, which the response cache may keep for everyone.
+ */
+function noteCost(context: Context, cost: number): void {
+  const { request } = context as { request?: { headers: { get(name: string): string | null } } };
+  if (request?.headers.get('x-graphql-cost') !== 'true') return;
+  const trace = traceOf(request);
+  if (trace) trace.cost = { requested: cost, limit: context.maxComplexity };
+}
+
+/**
  * The pricing step of every operation (queries, the mutation, subscriptions) before it runs: its
  * price worked out once per prepared operation, then per request the variables' coercion, the
  * MAX_COMPLEXITY refusal and the charge to the client's budget.
@@ -334,6 +347,7 @@ function pricingPart(
   const mutation = operation.operation === 'mutation';
   const refuse = (error: GatewayError) => ({ answer: { errors: [mutation ? notApplied(error) : error] } });
   const price = pricer(schema, document, operation);
+  const refuseOver = (over: Refusal | null) => (over ? refuse(rateLimited(over.retryAfterMs)) : undefined);
   return (args) => {
     const context = args.contextValue as Context;
     const cost = costFor(
@@ -343,11 +357,11 @@ function pricingPart(
       args.variableValues as Record<string, unknown> | undefined,
     );
     if (cost instanceof GatewayError) return refuse(cost);
+    noteCost(context, cost);
     if (cost > context.maxComplexity) return refuse(tooCostly(cost, context.maxComplexity));
     if (!rateLimit || cost <= 0) return undefined;
-    return rateLimit
-      .charge(clientOf(context, rateLimit.client), cost)
-      .then((over) => (over ? refuse(rateLimited(over.retryAfterMs)) : undefined));
+    const over = rateLimit.chargeRequest(context, cost);
+    return over instanceof Promise ? over.then(refuseOver) : refuseOver(over);
   };
 }
 

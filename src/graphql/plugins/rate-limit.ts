@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { ScaleConfig } from '../../config.js';
 import { GatewayError } from '../../errors.js';
+import { type Budget, traceOf } from '../../ops/request-trace.js';
 
 /**
  * Per-client rate limits (contract.md §5): each client may spend RATE_LIMIT_POINTS of query cost
@@ -121,6 +122,34 @@ export function clientOf(context: unknown, identity: ClientIdentity): string {
   return clientAddress(req?.socket?.remoteAddress, forwardedFor, identity);
 }
 
+/** A charge that went over: how long until the client's window ends. */
+export interface Refusal {
+  retryAfterMs: number;
+}
+
+const refusalOf = (budget: Budget): Refusal | null => (budget.over ? { retryAfterMs: budget.resetMs } : null);
+
+/**
+ * A time in whole seconds, rounded up: a window's length as Redis counts it (its expiries are in
+ * seconds) and `RateLimit-Policy` says it, and a delay as `retry-after` and `reset` name it (the
+ * same moment).
+ */
+const wholeSeconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
+
+/** `RateLimit-Policy`'s value: `<points>;w=<window s>` (contract.md §8). */
+const policyOf = (points: number, windowMs: number) => `${points};w=${wholeSeconds(windowMs)}`;
+
+/**
+ * Notes the budget a request's charge left on its trace, for its answer's RateLimit fields
+ * (writeRateLimitHeaders) and cost extension: the lowest of the request's charges (a batch makes
+ * several). Returns the charge's refusal, if any.
+ */
+function noted(context: unknown, budget: Budget): Refusal | null {
+  const trace = traceOf((context as { request?: object } | null)?.request);
+  if (trace && (trace.budget === null || budget.remaining <= trace.budget.remaining)) trace.budget = budget;
+  return refusalOf(budget);
+}
+
 /** The most clients whose windows the in-process limiter holds at once (about 100 bytes each). */
 const MAX_TRACKED_CLIENTS = 100_000;
 
@@ -138,15 +167,23 @@ const OVERFLOW = '\u0000overflow';
  */
 export class BoundedWindows {
   private readonly windows = new Map<string, { points: number; endsAt: number }>();
+  private readonly policy: string;
 
   constructor(
     private readonly points: number,
     private readonly windowMs: number,
     private readonly maxClients = MAX_TRACKED_CLIENTS,
-  ) {}
+  ) {
+    this.policy = policyOf(points, windowMs);
+  }
 
   /** Charges `cost`: null within budget, else how long until the client's window ends. */
-  charge(client: string, cost: number, now = Date.now()): { retryAfterMs: number } | null {
+  charge(client: string, cost: number, now = Date.now()): Refusal | null {
+    return refusalOf(this.spend(client, cost, now));
+  }
+
+  /** Charges `cost`, and tells what is left of the client's window (or of the overflow budget it shares). */
+  spend(client: string, cost: number, now = Date.now()): Budget {
     for (const [key, window] of this.windows) {
       if (window.endsAt > now) break;
       this.windows.delete(key);
@@ -162,7 +199,13 @@ export class BoundedWindows {
       this.windows.set(key, window);
     }
     window.points += cost;
-    return window.points > this.points ? { retryAfterMs: Math.max(1, window.endsAt - now) } : null;
+    return {
+      over: window.points > this.points,
+      remaining: Math.max(0, this.points - window.points),
+      resetMs: Math.max(1, window.endsAt - now),
+      limit: this.points,
+      policy: this.policy,
+    };
   }
 
   get size(): number {
@@ -181,6 +224,8 @@ export class RateLimit {
   private readonly shared: RateLimiterRedis | null;
   /** The in-process counters: the only ones without Redis, the insurance while Redis is not up. */
   private readonly local: BoundedWindows;
+  /** `RateLimit-Policy`, for the charges Redis counts. */
+  private readonly policy: string;
 
   /**
    * `redis`: the gateway's Redis connection (redis.ts), whose outages it logs; the counters live
@@ -193,13 +238,14 @@ export class RateLimit {
     private readonly redis: Redis | null = null,
   ) {
     const points = settings.rateLimitPoints;
+    this.policy = policyOf(points, settings.rateLimitWindowMs);
     this.local = new BoundedWindows(points, settings.rateLimitWindowMs);
     this.shared = redis
       ? new RateLimiterRedis({
           storeClient: redis,
           points,
           // rate-limiter-flexible counts windows in whole seconds (Redis expiries are in seconds).
-          duration: Math.max(1, Math.ceil(settings.rateLimitWindowMs / 1000)),
+          duration: wholeSeconds(settings.rateLimitWindowMs),
           // The counters of every instance and worker on this Redis; a new window layout, a new prefix.
           keyPrefix: 'chain-gateway:rate-limit:v1',
           rejectIfRedisNotReady: true,
@@ -213,24 +259,56 @@ export class RateLimit {
   }
 
   /**
-   * Charges `cost` points to a client. Null when the client is within its budget; else how long
-   * until its window ends (the points are charged either way). When Redis does not answer, the
-   * in-process counters decide: a charge is never let through unchecked.
+   * Charges `cost` points to a client: null when the client is within its budget, else how long
+   * until its window ends (the points are charged either way).
    */
-  async charge(client: string, cost: number): Promise<{ retryAfterMs: number } | null> {
-    let over = null;
-    if (this.shared) {
-      try {
-        await this.shared.consume(client, cost);
-      } catch (rejection) {
-        over =
+  async charge(client: string, cost: number): Promise<Refusal | null> {
+    return refusalOf(await this.spend(client, cost));
+  }
+
+  /**
+   * Charges the operation of a request to its client, and notes the budget it leaves on the
+   * request's trace (see `noted`): null within budget, else the refusal. Without Redis it answers
+   * at once, not in a promise: a request charged in process waits for nothing.
+   */
+  chargeRequest(context: unknown, cost: number): Refusal | null | Promise<Refusal | null> {
+    const budget = this.spend(clientOf(context, this.settings), cost);
+    return budget instanceof Promise ? budget.then((spent) => noted(context, spent)) : noted(context, budget);
+  }
+
+  /**
+   * Charges `cost` points to a client, and tells what is left of its window: at once in process,
+   * in a promise through Redis. When Redis does not answer, the in-process counters decide: a
+   * charge is never let through unchecked.
+   */
+  spend(client: string, cost: number): Budget | Promise<Budget> {
+    if (!this.shared) return this.counted(this.local.spend(client, cost));
+    return this.shared.consume(client, cost).then(
+      (res) => this.counted(this.fromRedis(res, false)),
+      (rejection: unknown) =>
+        this.counted(
           rejection instanceof RateLimiterRes
-            ? { retryAfterMs: Math.max(1, Math.ceil(rejection.msBeforeNext)) }
-            : this.local.charge(client, cost);
-      }
-    } else over = this.local.charge(client, cost);
-    if (over) this.events.refused();
-    return over;
+            ? this.fromRedis(rejection, true)
+            : this.local.spend(client, cost),
+        ),
+    );
+  }
+
+  /** A charge as it stands: a refused one is counted (metrics). */
+  private counted(budget: Budget): Budget {
+    if (budget.over) this.events.refused();
+    return budget;
+  }
+
+  /** rate-limiter-flexible's answer (a rejection when over) as what the charge left. */
+  private fromRedis(res: RateLimiterRes, over: boolean): Budget {
+    return {
+      over,
+      remaining: res.remainingPoints,
+      resetMs: Math.max(1, Math.ceil(res.msBeforeNext)),
+      limit: this.settings.rateLimitPoints,
+      policy: this.policy,
+    };
   }
 
   /** Where the counters are now: `redis` (shared), `process` (no REDIS_URL) or `insurance` (Redis not up). */
@@ -240,9 +318,28 @@ export class RateLimit {
   }
 }
 
+/**
+ * The IETF httpapi draft's fields for an answer the rate limit counted (draft-ietf-httpapi-
+ * ratelimit-headers-07, the revision contract.md §8 takes the policy's shape from), written into
+ * `headers`: `RateLimit-Policy: 30000;w=60` (the points of a window of 60 s) and `RateLimit:
+ * limit=30000, remaining=28390, reset=42` (the points left after this answer, and the seconds
+ * until they come back; on a 429 the moment `retry-after` names).
+ */
+export function writeRateLimitHeaders(budget: Budget, headers: Record<string, string>): void {
+  headers['ratelimit-policy'] = budget.policy;
+  headers.ratelimit = `limit=${budget.limit}, remaining=${budget.remaining}, reset=${wholeSeconds(budget.resetMs)}`;
+}
+
+/** The budget as the cost extension tells it (docs/graph.md): the same figures as `RateLimit`. */
+export const budgetOf = (budget: Budget) => ({
+  limit: budget.limit,
+  remaining: budget.remaining,
+  reset: wholeSeconds(budget.resetMs),
+});
+
 /** The refusal: 429 with `retry-after` in whole seconds (Yoga takes both from `http`, then drops it). */
 export function rateLimited(retryAfterMs: number): GatewayError {
-  const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
+  const seconds = wholeSeconds(retryAfterMs);
   return new GatewayError(
     `Rate limit reached: this client has spent its query budget for now. Retry in ${seconds} s.`,
     'RATE_LIMITED',
