@@ -8,9 +8,10 @@ import { buildImage, type Container, freePort, IMAGE, podman, runContainer, ULIM
 /**
  * The container image (Dockerfile), built by `.ci/image.sh` on CI's stand-in base and run with
  * podman as Kubernetes runs it (deploy/k8s: read-only root but /tmp, no capability, no privilege
- * escalation): `npm start`'s command on its embedded devnet, as a user other than root, answering
- * queries and probes, holding no test and no .git, and draining on SIGTERM to exit 0. It prints the
- * image's size and its start time to the first answer.
+ * escalation): `npm start`'s command on its embedded devnet (asked for by name, DEVNET=true: the
+ * image is production, which refuses to run the devnet otherwise), as a user other than root,
+ * answering queries and probes, /metrics on METRICS_PORT only, holding no test and no .git, and
+ * draining on SIGTERM to exit 0. It prints the image's size and its start time to the first answer.
  */
 
 const engine = installed(
@@ -52,12 +53,14 @@ console.log(JSON.stringify({
 describe.skipIf(!engine)('the container image', () => {
   let container: Container;
   let url = '';
+  let metricsUrl = '';
   let scanUrl = '';
 
   beforeAll(async () => {
     const built = await buildImage();
     const size = (await podman(['image', 'inspect', '--format', '{{ .Size }}', IMAGE])).stdout.trim();
     const port = await freePort();
+    const metricsPort = await freePort();
     const started = performance.now();
     container = runContainer([
       '--name',
@@ -73,14 +76,17 @@ describe.skipIf(!engine)('the container image', () => {
       'ALL',
       '--security-opt',
       'no-new-privileges',
-      // The devnet on free ports (the host's network is shared), its chain moved by the test.
-      ...['-e', `PORT=${port}`, '-e', 'SCAN_PORT=0', '-e', 'EXPLORER_PORT=0', '-e', 'STAKE_PORT=0'],
+      // The devnet on free ports (the host's network is shared), its chain moved by the test; the
+      // metrics port on a free one too (its production default, 9464, may be taken here).
+      ...['-e', 'DEVNET=true', '-e', `PORT=${port}`, '-e', `METRICS_PORT=${metricsPort}`],
+      ...['-e', 'SCAN_PORT=0', '-e', 'EXPLORER_PORT=0', '-e', 'STAKE_PORT=0'],
       ...['-e', 'DEVNET_BLOCK_MS=0', '-e', 'LIVE_POLL_MS=100'],
       IMAGE,
     ]);
     [, scanUrl = ''] = await container.printed(/SCAN_URL=(http:\/\/\S+)/);
     const listening = performance.now() - started;
     url = `http://127.0.0.1:${port}/graphql`;
+    metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
     // The first answer, asked as soon as the banner is out.
     const first = await query(url, QUERY);
     const answered = performance.now() - started;
@@ -103,7 +109,7 @@ describe.skipIf(!engine)('the container image', () => {
     expect(config.Cmd).toEqual(scripts.start.split(' '));
     expect(config.User).toBe('10001:10001');
     expect(config.Env).toEqual(expect.arrayContaining(['NODE_ENV=production', 'HOST=0.0.0.0', 'PORT=4000']));
-    expect(container.output()).toMatch(/no upstream configured: running on the embedded devnet/);
+    expect(container.output()).toMatch(/embedded devnet/);
 
     const answer = await query(url, QUERY);
     expect(answer.status).toBe(200);
@@ -112,7 +118,7 @@ describe.skipIf(!engine)('the container image', () => {
     expect(answer.body.data.validators.nodes[0].moniker).toEqual(expect.any(String));
     // The two answers (the first one's and this one's, from the response cache) read the whole
     // validator list once: its two pages of 100, from the staking service.
-    expect(await upstreamRequests(url)).toEqual({ 'stake /stake/validators 200': 2 });
+    expect(await upstreamRequests(metricsUrl)).toEqual({ 'stake /stake/validators 200': 2 });
 
     const inside = await inspect();
     expect(inside.pid1).toEqual(['10001', '10001', '10001', '10001']);
@@ -126,12 +132,19 @@ describe.skipIf(!engine)('the container image', () => {
     expect(await health.json()).toEqual({ status: 'ok' });
     const ready = await fetch(url.replace('/graphql', '/readyz'));
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toMatchObject({
-      status: 'ready',
-      upstreams: { scan: true, explorer: true, stake: true },
-    });
+    const body = await ready.json();
+    expect(body.status).toBe('ready');
+    expect(Object.keys(body.upstreams).sort()).toEqual(['explorer', 'scan', 'stake']);
     const check = await podman(['healthcheck', 'run', NAME]);
     expect(check.code).toBe(0);
+  });
+
+  it('serves /metrics on METRICS_PORT alone, and answers 404 for it on the serving port', async () => {
+    const scraped = await fetch(metricsUrl);
+    expect(scraped.status).toBe(200);
+    expect(await scraped.text()).toMatch(/^# HELP graphql_requests_total /m);
+    expect((await fetch(url.replace('/graphql', '/metrics'))).status).toBe(404);
+    expect((await fetch(metricsUrl.replace('/metrics', '/graphql'), { method: 'POST' })).status).toBe(404);
   });
 
   it('holds the compiled gateway and its production dependencies, and no test, test source map or .git', async () => {
@@ -148,7 +161,7 @@ describe.skipIf(!engine)('the container image', () => {
     const stream: Subscription = await subscribe(url, 'subscription { blockAdded { height } }');
     expect(stream.status).toBe(200);
     // The first poll finds the head; the block after it is the stream's first event.
-    await until(async () => (await metric(url, 'live_polls_total{source="blocks",result="ok"}')) > 0);
+    await until(async () => (await metric(metricsUrl, 'live_polls_total{source="blocks",result="ok"}')) > 0);
     const advanced = await fetch(`${scanUrl}/_devnet/advance?blocks=1`, { method: 'POST' });
     const { heights } = (await advanced.json()) as { heights: number[] };
     expect((await stream.next()).data.blockAdded.height).toBe(heights[0]);
@@ -159,6 +172,44 @@ describe.skipIf(!engine)('the container image', () => {
     expect((await stop).code).toBe(0);
     expect(container.output()).toMatch(/SIGTERM: finishing in-flight requests, refusing new ones/);
     expect(container.output()).not.toMatch(/drain deadline/);
+  });
+});
+
+describe.skipIf(!engine)('the image with no upstream and no DEVNET', () => {
+  it('refuses to start (production), naming the devnet and DEVNET=true', async () => {
+    await buildImage();
+    const port = await freePort();
+    const refused = runContainer([
+      ...[
+        '--name',
+        `${NAME}-no-upstream`,
+        '--network',
+        'host',
+        ...ULIMITS,
+        '--read-only',
+        '--cap-drop',
+        'ALL',
+      ],
+      ...['-e', `PORT=${port}`, '-e', 'SCAN_PORT=0', '-e', 'EXPLORER_PORT=0', '-e', 'STAKE_PORT=0'],
+      IMAGE,
+    ]);
+    try {
+      // It exits; one that listens instead is a failure at once, not at the test's timeout.
+      const listening = refused.printed(/gateway listening on/).then(
+        () => true,
+        () => false,
+      );
+      const ended = await Promise.race([
+        refused.exited,
+        listening.then<number | 'listening'>((up) => (up ? 'listening' : refused.exited)),
+      ]);
+      expect(ended).toBe(1);
+      expect(refused.output()).toMatch(/DEVNET=true/);
+      expect(refused.output()).toMatch(/devnet/i);
+      expect(refused.output()).not.toMatch(/gateway listening/);
+    } finally {
+      await podman(['rm', '--force', '--ignore', `${NAME}-no-upstream`]);
+    }
   });
 });
 
@@ -195,8 +246,8 @@ async function query(url: string, document: string): Promise<{ status: number; b
 }
 
 /** The gateway's upstream_requests_total, as `upstream endpoint status` → count. */
-async function upstreamRequests(url: string): Promise<Record<string, number>> {
-  const text = await (await fetch(url.replace('/graphql', '/metrics'))).text();
+async function upstreamRequests(metricsUrl: string): Promise<Record<string, number>> {
+  const text = await (await fetch(metricsUrl)).text();
   const counts: Record<string, number> = {};
   for (const [, upstream, endpoint, status, value] of text.matchAll(
     /^upstream_requests_total\{upstream="([^"]+)",endpoint="([^"]+)",status="([^"]+)"\} (\d+)$/gm,
@@ -206,8 +257,8 @@ async function upstreamRequests(url: string): Promise<Record<string, number>> {
 }
 
 /** One series of the gateway's /metrics (0 while it has none). */
-async function metric(url: string, series: string): Promise<number> {
-  const text = await (await fetch(url.replace('/graphql', '/metrics'))).text();
+async function metric(metricsUrl: string, series: string): Promise<number> {
+  const text = await (await fetch(metricsUrl)).text();
   const line = text.split('\n').find((l) => l.startsWith(`${series} `));
   return line ? Number(line.slice(series.length + 1)) : 0;
 }
