@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import type { Logger } from 'pino';
 import type { UpstreamName } from './errors.js';
 
 /**
@@ -92,6 +93,46 @@ export interface Config {
   devnet: DevnetConfig;
 }
 
+/** The settings one gateway instance is built from (gateway.ts): what it reads of the configuration. */
+export type GatewaySettings = Pick<
+  Config,
+  | 'upstreamTimeoutMs'
+  | 'upstreamConnections'
+  | 'circuitFailureThreshold'
+  | 'circuitHalfOpenMs'
+  | 'introspection'
+  | 'graphiql'
+  | 'fieldSuggestions'
+  | 'explorerToken'
+  | 'validatorCacheTtlMs'
+  | 'responseCacheTtlMs'
+  | 'responseCacheEntries'
+  | 'limits'
+  | 'documents'
+  | 'dialects'
+  | 'cors'
+  | 'scale'
+  | 'live'
+  | 'cursorSecret'
+  | 'apq'
+>;
+
+export interface GatewayOptions extends GatewaySettings {
+  upstreamUrls: UpstreamUrls;
+  /** Where request lines go; silent when not given (tests pass their own). */
+  logger?: Logger;
+  /** Persisted operations (id → document): when given, no other operation runs. */
+  persistedOperations?: Readonly<Record<string, string>> | null;
+  /** Shown in GraphiQL's headers example (the devnet's token in devnet mode). */
+  exampleToken?: string;
+  /** Variables of GraphiQL's tabs, by operation name (the devnet's in devnet mode; else `{}`). */
+  exampleVariables?: Readonly<Record<string, unknown>>;
+  /** What `/metrics` serves instead of this gateway's registry (a cluster worker: every worker's). */
+  scrapeMetrics?: () => Promise<string>;
+  /** METRICS_PORT: when set, `/metrics` is served there (main.ts), and the public port answers 404 for it. */
+  metricsPort?: number | null;
+}
+
 /** Live updates (contract.md §6): subscriptions over SSE, fed by polling the upstreams. */
 export interface LiveConfig {
   /** LIVE_POLL_MS: from the end of one poll of a source to the start of the next. */
@@ -109,7 +150,7 @@ export interface LiveConfig {
 }
 
 /**
- * The prepared documents (src/graphql/plugins/prepared.ts): every document's parse, validation,
+ * The prepared documents (src/graphql/pipeline/): every document's parse, validation,
  * compiled plan and derived facts, kept in one LRU bounded in entries and in (estimated) bytes.
  */
 export interface DocumentCacheConfig {

@@ -1,23 +1,23 @@
 import type { RequestListener } from 'node:http';
-import { type Logger, pino } from 'pino';
-import type { Config, UpstreamUrls } from './config.js';
-import { ValidatorCache } from './graphql/loaders.js';
+import { pino } from 'pino';
+import type { GatewayOptions } from './config.js';
+import { DocumentCache } from './graphql/pipeline/documents.js';
+import { CorsPolicy } from './graphql/plugins/answers.js';
 import { PersistedQueryStore } from './graphql/plugins/apq.js';
 import { Manifest } from './graphql/plugins/persisted.js';
-import { DocumentCache } from './graphql/plugins/prepared.js';
-import { RateLimit } from './graphql/plugins/rate-limit.js';
 import { PublicResponseCache } from './graphql/plugins/response-cache.js';
 import { createGatewayYoga, type GatewayYoga, gatewayContext, type YogaParts } from './graphql/yoga.js';
-import { CorsPolicy } from './http/answer.js';
 import { createRequestListener } from './http/fast-path.js';
 import { EventStreams, SSE_PING_MS, SSE_RETRY_SPREAD_MS } from './http/sse.js';
 import { LiveUpdates } from './live/index.js';
 import { GatewayMetrics } from './ops/metrics.js';
 import type { Telemetry } from './ops/request-trace.js';
+import { RateLimit } from './scale/rate-limit.js';
 import { type KeyedRedis, RedisStore } from './scale/redis.js';
 import { RedisValues } from './scale/redis-values.js';
 import { SharedCache, sharedKeyPrefix } from './scale/shared-cache.js';
 import { CursorCodec } from './schema/cursors.js';
+import { ValidatorCache } from './schema/loaders.js';
 import { printedSchema } from './schema/print.js';
 import { createUpstreams, type Upstreams } from './upstream/index.js';
 
@@ -27,44 +27,7 @@ import { createUpstreams, type Upstreams } from './upstream/index.js';
  * node:http listener (http/fast-path.ts). A pure factory: tests build as many as they like.
  */
 
-export type GatewaySettings = Pick<
-  Config,
-  | 'upstreamTimeoutMs'
-  | 'upstreamConnections'
-  | 'circuitFailureThreshold'
-  | 'circuitHalfOpenMs'
-  | 'introspection'
-  | 'graphiql'
-  | 'fieldSuggestions'
-  | 'explorerToken'
-  | 'validatorCacheTtlMs'
-  | 'responseCacheTtlMs'
-  | 'responseCacheEntries'
-  | 'limits'
-  | 'documents'
-  | 'dialects'
-  | 'cors'
-  | 'scale'
-  | 'live'
-  | 'cursorSecret'
-  | 'apq'
->;
-
-export interface GatewayOptions extends GatewaySettings {
-  upstreamUrls: UpstreamUrls;
-  /** Where request lines go; silent when not given (tests pass their own). */
-  logger?: Logger;
-  /** Persisted operations (id → document): when given, no other operation runs. */
-  persistedOperations?: Readonly<Record<string, string>> | null;
-  /** Shown in GraphiQL's headers example (the devnet's token in devnet mode). */
-  exampleToken?: string;
-  /** Variables of GraphiQL's tabs, by operation name (the devnet's in devnet mode; else `{}`). */
-  exampleVariables?: Readonly<Record<string, unknown>>;
-  /** What `/metrics` serves instead of this gateway's registry (a cluster worker: every worker's). */
-  scrapeMetrics?: () => Promise<string>;
-  /** METRICS_PORT: when set, `/metrics` is served there (main.ts), and the public port answers 404 for it. */
-  metricsPort?: number | null;
-}
+export type { GatewayOptions, GatewaySettings } from './config.js';
 
 export interface Gateway {
   metrics: GatewayMetrics;
@@ -241,22 +204,16 @@ export function createGateway(options: GatewayOptions): Gateway {
   };
   // How every request's context is made, whichever path runs it.
   const context = gatewayContext(options, parts);
-  const yoga = createGatewayYoga(options, parts, context);
+  const { yoga, routing } = createGatewayYoga(options, parts, context);
   return {
     yoga,
     metrics,
     listener: createRequestListener(yoga, {
-      maxBodyBytes: options.limits.requestBytes,
       telemetry,
       cors,
       streams,
-      fastPath: !options.persistedOperations,
-      prepared: {
-        documents,
-        context,
-        // A document named by id, at hand in process: the manifest's, or a registered APQ document.
-        named: (params) => manifest?.named(params) ?? persistedQueries?.named(params) ?? null,
-      },
+      routing,
+      prepared: { documents, context },
     }),
     upstreams,
     rateLimit,

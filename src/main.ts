@@ -10,7 +10,7 @@ import {
   loadPersistedOperations,
   openFileLimit,
 } from './config.js';
-import { type MetricsSource, metricsListener } from './http/endpoints.js';
+import { type MetricsSource, metricsListener } from './graphql/plugins/endpoints.js';
 import { createGatewayServer, createMetricsServer } from './http/node-server.js';
 import { createLogger } from './ops/logger.js';
 import { startTracing, stopTracing } from './ops/tracing.js';

@@ -4,8 +4,9 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 /**
- * The house rules of `src/`, checked on the source itself: folders by role, production code that
- * reads nothing of the tests, and functions short enough to read (docs/architecture.md).
+ * The house rules of `src/`, checked on the source itself: folders by concern, imports that run one
+ * way and never in a circle, production code that reads nothing of the tests, and functions short
+ * enough to read (docs/architecture.md).
  */
 
 const SRC = new URL('../src/', import.meta.url).pathname;
@@ -40,6 +41,99 @@ function functions(file: string): { name: string; lines: number }[] {
   visit(source);
   return found;
 }
+
+/**
+ * Each folder's (or top-level file's) layer: a file imports only from its own layer or those below
+ * (`main → gateway → http → graphql → schema / live / upstream → ops / scale / lib`, and under them
+ * the configuration and the coded errors every layer reads). The devnet stands apart: only main.ts
+ * loads it, and it reads nothing of the gateway but the small pure helpers of lib/.
+ */
+const LAYERS: Record<string, number> = {
+  'main.ts': 0,
+  'gateway.ts': 1,
+  http: 2,
+  graphql: 3,
+  schema: 4,
+  live: 4,
+  upstream: 4,
+  ops: 5,
+  scale: 5,
+  lib: 5,
+  'config.ts': 6,
+  'errors.ts': 6,
+};
+const layerOf = (file: string) => LAYERS[file.split('/')[0] as string];
+
+/** Every relative import (type-only ones included, and dynamic imports) of each file of src/, resolved. */
+function importGraph(): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  for (const file of sourceFiles(SRC)) {
+    const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+    const targets: string[] = [];
+    const visit = (node: ts.Node) => {
+      const specifier =
+        (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier
+          ? node.moduleSpecifier
+          : ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword
+            ? node.arguments[0]
+            : undefined;
+      if (specifier && ts.isStringLiteral(specifier) && specifier.text.startsWith('.')) {
+        targets.push(relative(SRC, join(file, '..', specifier.text.replace(/\.js$/, '.ts'))));
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+    graph.set(relative(SRC, file), targets);
+  }
+  return graph;
+}
+
+/** The import circles of a graph, each as the path around it. */
+function circles(graph: Map<string, string[]>): string[] {
+  const found = new Set<string>();
+  const done = new Set<string>();
+  const path: string[] = [];
+  const walk = (file: string) => {
+    path.push(file);
+    for (const target of graph.get(file) ?? []) {
+      const at = path.indexOf(target);
+      if (at !== -1) found.add([...path.slice(at), target].join(' → '));
+      else if (!done.has(target)) walk(target);
+    }
+    path.pop();
+    done.add(file);
+  };
+  for (const file of graph.keys()) if (!done.has(file)) walk(file);
+  return [...found];
+}
+
+describe('the house by concern', () => {
+  const graph = importGraph();
+
+  it('has no import circle, type-only imports included', () => {
+    expect(circles(graph)).toEqual([]);
+  });
+
+  it('imports one way: main → gateway → http → graphql → schema / live / upstream → ops / scale / lib', () => {
+    const allowed = (file: string, target: string) =>
+      file.startsWith('devnet/')
+        ? target.startsWith('devnet/') || target.startsWith('lib/') || layerOf(target) === 6
+        : target.startsWith('devnet/')
+          ? file === 'main.ts'
+          : (layerOf(target) ?? -1) >= (layerOf(file) ?? 0);
+    const against = [...graph].flatMap(([file, targets]) =>
+      targets.filter((target) => !allowed(file, target)).map((target) => `${file} → ${target}`),
+    );
+    expect(against).toEqual([]);
+  });
+
+  it('has nothing import gateway.ts but main.ts', () => {
+    const importers = [...graph]
+      .filter(([, targets]) => targets.includes('gateway.ts'))
+      .map(([file]) => file);
+    expect(importers).toEqual(['main.ts']);
+  });
+});
 
 describe('the house by role', () => {
   it('keeps at most five files directly in src/: the rest live in folders named for their role', () => {

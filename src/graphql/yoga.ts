@@ -1,35 +1,37 @@
 import type { ServerResponse } from 'node:http';
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
-import type { GraphQLError } from 'graphql';
-import { createYoga, maskError, type Plugin, type YogaServerInstance } from 'graphql-yoga';
-import { INTERNAL_MESSAGE } from '../errors.js';
-import type { GatewayOptions } from '../gateway.js';
-import { type CorsPolicy, useAnswers } from '../http/answer.js';
-import { useRequestBodyLimit } from '../http/body-limit.js';
-import { useOperationalEndpoints } from '../http/endpoints.js';
+import { createYoga, type Plugin, type YogaServerInstance, type YogaServerOptions } from 'graphql-yoga';
+import type { GatewayOptions } from '../config.js';
 import type { LiveUpdates } from '../live/index.js';
+import { StreamHandle } from '../live/streams.js';
 import { yogaLogger } from '../ops/logger.js';
 import { type Telemetry, traceOf } from '../ops/request-trace.js';
+import { clientOf, type RateLimit, rateLimited } from '../scale/rate-limit.js';
 import type { RedisStore } from '../scale/redis.js';
 import { UPSTREAM_COST } from '../schema/builder.js';
+import { bearerToken, type Context, explorerTokenOf, resumeAfter } from '../schema/context.js';
 import type { CursorCodec } from '../schema/cursors.js';
 import { schema } from '../schema/index.js';
+import { Loaders, type ValidatorCache } from '../schema/loaders.js';
 import type { Upstreams } from '../upstream/index.js';
-import { bearerToken, type Context, explorerTokenOf, resumeAfter } from './context.js';
 import { EXAMPLE_QUERY, graphiqlPageOptions } from './graphiql.js';
-import { Loaders, type ValidatorCache } from './loaders.js';
+import { guardPipeline, pipelineWatcher } from './guard.js';
+import type { DocumentCache } from './pipeline/documents.js';
+import { type PartPlugin, partPlugin, type RequestPart } from './pipeline/parts.js';
+import { type CorsPolicy, useAnswers } from './plugins/answers.js';
 import { automaticPersistedQueries, type PersistedQueryStore } from './plugins/apq.js';
+import { useRequestBodyLimit } from './plugins/body-limit.js';
 import { usePricing } from './plugins/cost.js';
 import { useCsrfPrevention } from './plugins/csrf.js';
+import { useOperationalEndpoints } from './plugins/endpoints.js';
 import { limitPlugins } from './plugins/limits.js';
 import { useLiveGroups } from './plugins/live-groups.js';
 import { type Manifest, usePersistedOnly } from './plugins/persisted.js';
-import { type DocumentCache, type PartPlugin, partPlugin, type RequestPart } from './plugins/prepared.js';
-import { clientOf, type RateLimit, rateLimited } from './plugins/rate-limit.js';
 import type { PublicResponseCache } from './plugins/response-cache.js';
 import { useSubscriptionLimits } from './plugins/subscriptions.js';
 import { operationLabeler, useTelemetry } from './plugins/telemetry.js';
-import { StreamHandle } from './streams.js';
+import { type MaskLog, maskedResult, maskUnexpected, publicError } from './public-errors.js';
+import { Routing, withHttpStage } from './routing.js';
 
 export type GatewayYoga = YogaServerInstance<Record<string, unknown>, Context>;
 
@@ -54,17 +56,10 @@ export interface YogaParts {
 }
 
 /**
- * Pinned error masking: whatever NODE_ENV says, an unexpected error reaches the client as a bare
- * INTERNAL_SERVER_ERROR, never with its message, stack or cause. Errors the gateway or the
- * frameworks raise on purpose pass, and http/answer.ts gives each a contract code.
- */
-const maskGatewayError = (error: unknown, message: string): Error => maskError(error, message, false);
-
-/**
  * The request pipeline, in order: every plugin of the one envelop pipeline that both transports
  * (http/fast-path.ts and Yoga's own) run.
  */
-function pipeline(options: GatewayOptions, parts: YogaParts): Plugin[] {
+function pipeline(options: GatewayOptions, parts: YogaParts, logMasked: MaskLog): Plugin[] {
   const apq = parts.persistedQueries
     ? automaticPersistedQueries(parts.persistedQueries, parts.rateLimit)
     : null;
@@ -91,7 +86,10 @@ function pipeline(options: GatewayOptions, parts: YogaParts): Plugin[] {
     useRequestBodyLimit(options.limits.requestBytes),
     ...limitPlugins(options.limits, options),
     // @defer and @stream: multipart/mixed (or SSE) answers, interpreted, never cached.
-    useDeferStream(),
+    withHttpStage(useDeferStream() as Plugin, {
+      declines: ({ shape }) =>
+        shape() === 'incremental' ? 'incremental delivery, which Yoga writes (multipart or SSE)' : null,
+    }),
     // A subscription takes a place among the streams of its client and of the process, or is refused.
     useSubscriptionLimits(options.live, options.scale, parts.telemetry.metrics),
     // Before execution (and before the response cache): every operation is priced, refused over
@@ -105,44 +103,53 @@ function pipeline(options: GatewayOptions, parts: YogaParts): Plugin[] {
     ...(parts.responses ? [parts.responses.plugin] : []),
     // Last, so that every other plugin's onSubscribe ran (and may have refused) before a subscriber
     // joins a group of alike subscribers: one execution per event for the group.
-    useLiveGroups({
-      backlog: options.live.backlog,
-      catchUp: options.live.catchUp,
-      metrics: parts.telemetry.metrics,
-      groupContext: (member, signal) => ({
-        callerToken: member.callerToken,
-        explorerToken: member.explorerToken,
-        loaders: new Loaders({
-          upstreams: parts.upstreams,
-          validatorCache: parts.validatorCache,
-          scope: { signal },
-        }),
-        maxComplexity: member.maxComplexity,
-        // The group is the live one: a resuming member's replay is its own (live-groups.ts).
-        resumeAfter: null,
-        unknownEnumValue: member.unknownEnumValue,
-        live: member.live,
-        // A group's source ends when the group closes, never with one member's stream.
-        stream: new StreamHandle(),
-        cursors: member.cursors,
-      }),
-      stampOf: (payload) => parts.live.stampOf(payload),
-      mask: (error) => maskGatewayError(error, INTERNAL_MESSAGE) as GraphQLError,
-      missed: (field, after) => (field === 'blockAdded' ? parts.live.missedBlocks(after) : null),
-      // Reads a replay makes are priced as the queries that would make them: one upstream read each.
-      charge: async (context, reads) => {
-        const { rateLimit } = parts;
-        const over = rateLimit
-          ? await rateLimit.charge(clientOf(context, rateLimit.client), reads * UPSTREAM_COST)
-          : null;
-        return over ? rateLimited(over.retryAfterMs) : null;
-      },
-      admit: async (context) => {
-        const token = explorerTokenOf(context);
-        return token === null ? null : parts.live.checkToken(token, context.loaders.scope);
-      },
-    }),
+    useLiveGroups(liveGroupOptions(options, parts, logMasked)),
   ];
+}
+
+/** How subscribers of alike subscriptions share one execution per event (live-groups.ts). */
+function liveGroupOptions(
+  options: GatewayOptions,
+  parts: YogaParts,
+  logMasked: MaskLog,
+): Parameters<typeof useLiveGroups>[0] {
+  return {
+    backlog: options.live.backlog,
+    catchUp: options.live.catchUp,
+    metrics: parts.telemetry.metrics,
+    groupContext: (member, signal) => ({
+      callerToken: member.callerToken,
+      explorerToken: member.explorerToken,
+      loaders: new Loaders({
+        upstreams: parts.upstreams,
+        validatorCache: parts.validatorCache,
+        scope: { signal },
+      }),
+      maxComplexity: member.maxComplexity,
+      // The group is the live one: a resuming member's replay is its own (live-groups.ts).
+      resumeAfter: null,
+      unknownEnumValue: member.unknownEnumValue,
+      live: member.live,
+      // A group's source ends when the group closes, never with one member's stream.
+      stream: new StreamHandle(),
+      cursors: member.cursors,
+    }),
+    stampOf: (payload) => parts.live.stampOf(payload),
+    mask: (error) => publicError(error, logMasked),
+    missed: (field, after) => (field === 'blockAdded' ? parts.live.missedBlocks(after) : null),
+    // Reads a replay makes are priced as the queries that would make them: one upstream read each.
+    charge: async (context, reads) => {
+      const { rateLimit } = parts;
+      const over = rateLimit
+        ? await rateLimit.charge(clientOf(context, rateLimit.client), reads * UPSTREAM_COST)
+        : null;
+      return over ? rateLimited(over.retryAfterMs) : null;
+    },
+    admit: async (context) => {
+      const token = explorerTokenOf(context);
+      return token === null ? null : parts.live.checkToken(token, context.loaders.scope);
+    },
+  };
 }
 
 /** What Yoga's context function is handed that the gateway's context reads. */
@@ -179,33 +186,67 @@ export function gatewayContext(
 }
 
 /**
- * The masking of an executed result's errors, as Yoga's own masking does it (logging what it masks):
- * the last part of every prepared request. On the first path, Yoga's masking runs after it and
- * finds nothing left to mask (a masked error is masked already).
+ * The masking of an executed result's errors (public-errors.ts, step 1), logged as Yoga logs what
+ * it masks: the last part of every prepared request, which runs without Yoga's masking. On the
+ * first path Yoga's masking (the same step) runs after it and finds nothing left to mask.
  */
-function useResultMasking(logger: { error(...args: unknown[]): void }): PartPlugin {
-  const mask = (error: GraphQLError) => {
-    const masked = maskGatewayError(error, INTERNAL_MESSAGE);
-    if (masked !== error) logger.error(error);
-    return masked as GraphQLError;
-  };
-  const part: RequestPart = () => ({
-    done: (result) => (result.errors ? { ...result, errors: result.errors.map(mask) } : undefined),
-  });
+function useResultMasking(log: MaskLog): PartPlugin {
+  const part: RequestPart = () => ({ done: (result) => maskedResult(result, log) });
   return partPlugin(() => part);
 }
 
-/** The gateway's Yoga instance: schema, context, GraphiQL and the pipeline, buildable without a socket. */
+/**
+ * The gateway's Yoga instance (schema, context, GraphiQL and the pipeline, buildable without a
+ * socket), and what its plugins decide for the node:http adapter.
+ */
 export function createGatewayYoga(
   options: GatewayOptions,
   parts: YogaParts,
   context: (source: ContextSource) => Context,
-): GatewayYoga {
+): { yoga: GatewayYoga; routing: Routing } {
   const logger = yogaLogger(parts.telemetry.logger);
-  const plugins = [...pipeline(options, parts), useResultMasking(logger)];
+  // What is masked is logged as Yoga logs it, on every path (public-errors.ts).
+  const logMasked: MaskLog = (error) => logger.error(error);
+  const plugins = [...pipeline(options, parts, logMasked), useResultMasking(logMasked)];
   // A hot operation's prepared request is made of the parts these plugins contribute.
   parts.documents.prepareWith(plugins);
-  return createYoga<Record<string, unknown>, Context>({
+  const yogaOptions = yogaOptionsFor(options, logger, context);
+  // The guard (guard.ts) sees Yoga's final list, and tells Yoga's own plugins from a Yoga built
+  // with the same options and none of the gateway's.
+  const final = pipelineWatcher();
+  const yoga = createYoga<Record<string, unknown>, Context>({
+    ...yogaOptions,
+    plugins: [...plugins, final.plugin],
+  });
+  const bare = pipelineWatcher();
+  createYoga<Record<string, unknown>, Context>({ ...yogaOptions, plugins: [bare.plugin] });
+  const checked: Pipeline = {
+    plugins: final.plugins(),
+    yogaOwn: bare.plugins(),
+    engine: parts.documents.plugin(),
+  };
+  guardPipeline(checked.plugins, checked.yogaOwn, checked.engine);
+  pipelines.set(yoga, checked);
+  return { yoga, routing: new Routing(plugins) };
+}
+
+/** What the guard checked: Yoga's final plugin list, Yoga's own plugins, the prepared path's engine. */
+export interface Pipeline {
+  plugins: readonly Plugin[];
+  yogaOwn: readonly Plugin[];
+  engine: Plugin;
+}
+const pipelines = new WeakMap<GatewayYoga, Pipeline>();
+/** The pipeline a gateway's Yoga was checked with (tests read it). */
+export const pipelineOf = (yoga: GatewayYoga): Pipeline | undefined => pipelines.get(yoga);
+
+/** Yoga's options but the plugins. */
+function yogaOptionsFor(
+  options: GatewayOptions,
+  logger: ReturnType<typeof yogaLogger>,
+  context: (source: ContextSource) => Context,
+) {
+  return {
     schema,
     // CORS is answered by useAnswers, with the same headers on every path.
     cors: false,
@@ -229,9 +270,8 @@ export function createGatewayYoga(
           variables: options.exampleVariables,
         })
       : false,
-    maskedErrors: { maskError: maskGatewayError },
+    maskedErrors: { maskError: maskUnexpected },
     logging: logger,
-    context: (initial) => context(initial as unknown as ContextSource),
-    plugins,
-  });
+    context: (initial: unknown) => context(initial as ContextSource),
+  } satisfies YogaServerOptions<Record<string, unknown>, Context>;
 }

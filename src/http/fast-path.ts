@@ -1,17 +1,24 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { ExecutionArgs, ExecutionResult } from 'graphql';
-import { GraphQLError } from 'graphql';
-import { processRegularResult, type YogaServerInstance } from 'graphql-yoga';
-import { INTERNAL_MESSAGE } from '../errors.js';
-import type { Context } from '../graphql/context.js';
-import type { DocumentCache, PreparedRequest } from '../graphql/plugins/prepared.js';
-import type { ContextSource } from '../graphql/yoga.js';
+import { processRegularResult } from 'graphql-yoga';
+import type { DocumentCache } from '../graphql/pipeline/documents.js';
+import type { PreparedRequest } from '../graphql/pipeline/parts.js';
+import type { AnswerShape } from '../graphql/pipeline/shape.js';
+import {
+  addChargeHeaders,
+  type CorsPolicy,
+  DEFAULT_CACHE_CONTROL,
+  finishResult,
+} from '../graphql/plugins/answers.js';
+import { INTERNAL_ANSWER, publicError } from '../graphql/public-errors.js';
+import type { AdapterRequest, Routing, SentParams } from '../graphql/routing.js';
+import type { ContextSource, GatewayYoga } from '../graphql/yoga.js';
 import { errorSummary } from '../ops/logger.js';
 import { attachTrace, finishTrace, startTrace, type Telemetry } from '../ops/request-trace.js';
+import type { Context } from '../schema/context.js';
 import { Cancellation } from '../upstream/cancellation.js';
-import { addChargeHeaders, type CorsPolicy, DEFAULT_CACHE_CONTROL, finishResult } from './answer.js';
 import { headersOf, pipeResponse } from './node-response.js';
-import { type EventStreams, type StreamParams, serveSubscription } from './sse.js';
+import { type EventStreams, serveSubscription } from './sse.js';
 
 /**
  * The node:http listener of the gateway: a transport adapter in front of Yoga. The common
@@ -20,22 +27,16 @@ import { type EventStreams, type StreamParams, serveSubscription } from './sse.j
  * error masking) straight from node:http, without building WHATWG Request and Response objects:
  * on a small machine that translation costs more than the GraphQL work. A repeated request of a hot
  * query, sent as text or named by a manifest's or APQ's id, runs its prepared request instead (the
- * same plugins' parts, graphql/plugins/prepared.ts). Its answer is finished by answer.ts and
- * encoded by Yoga's own result processor, as on Yoga's path; parity tests compare the paths byte
- * for byte. Everything else (GET, GraphiQL, batches, other media types, health, odd bodies, ids
- * not at hand) goes to Yoga unchanged.
+ * same plugins' parts, graphql/pipeline/); a subscription asked for as an event stream (POST, or an
+ * EventSource's GET) is written by sse.ts. Whether the adapter may take a request is the plugins'
+ * to say (graphql/routing.ts): any plugin that declines it sends it to Yoga, as does anything the
+ * adapter does not read (other methods, paths and media types, batches, odd bodies). Answers are
+ * finished by answers.ts and encoded by Yoga's own result processor, as on Yoga's path; parity
+ * tests compare the paths byte for byte.
  */
 
-interface GraphQLParams {
-  query: string;
-  variables?: Record<string, unknown> | null;
-  operationName?: string | null;
-  extensions?: Record<string, unknown> | null;
-  documentId?: string;
-}
-
-/** A request's parameters as sent: its document by text, or named by id (`query` then absent). */
-type SentParams = Omit<GraphQLParams, 'query'> & { query?: string };
+/** A request's parameters with its document's text (sent, or named by id and held in process). */
+type GraphQLParams = SentParams & { query: string };
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -53,21 +54,21 @@ function sentParams(body: unknown): SentParams | null {
   return body as SentParams;
 }
 
-/** Whether a request names its document by id: a manifest's `documentId` or hash, or APQ's hash. */
-const namesDocument = (params: SentParams) =>
-  params.documentId !== undefined || (params.extensions !== undefined && params.extensions !== null);
-
 /** Whether a request asks for an event stream and nothing else (EventSource, `graphql-sse`). */
 const wantsEventStream = (req: IncomingMessage) => req.headers.accept?.trim() === 'text/event-stream';
 
-/**
- * JSON in, JSON (or an event stream of a subscription) out, and a declared length within the cap:
- * the only POSTs the adapter takes.
- */
-function eligible(req: IncomingMessage, maxBytes: number): boolean {
-  if (req.method !== 'POST') return false;
+/** The path of a request's URL. */
+function pathOf(req: IncomingMessage): string {
   const q = req.url?.indexOf('?') ?? -1;
-  if ((q === -1 ? req.url : req.url?.slice(0, q)) !== '/graphql') return false;
+  return (q === -1 ? req.url : req.url?.slice(0, q)) ?? '/';
+}
+
+/**
+ * JSON in, JSON (or an event stream of a subscription) out, on the GraphQL endpoint: the only POSTs
+ * the adapter reads. Whether it runs them is the plugins' to say (graphql/routing.ts).
+ */
+function readable(req: IncomingMessage): boolean {
+  if (req.method !== 'POST' || pathOf(req) !== '/graphql') return false;
   const type = req.headers['content-type'];
   if (!type || !/^application\/json\s*(;|$)/i.test(type)) return false;
   const accept = req.headers.accept;
@@ -78,11 +79,8 @@ function eligible(req: IncomingMessage, maxBytes: number): boolean {
     !wantsEventStream(req)
   )
     return false;
-  const length = Number(req.headers['content-length']);
-  return Number.isInteger(length) && length > 0 && length <= maxBytes;
+  return true;
 }
-
-export type GatewayYoga = YogaServerInstance<Record<string, unknown>, Context>;
 
 /**
  * Hands a request whose body was already read to Yoga, as a fetch Request, and streams Yoga's
@@ -104,27 +102,15 @@ export async function toYoga(yoga: GatewayYoga, req: IncomingMessage, res: Serve
   await pipeResponse(res, response);
 }
 
-/**
- * Documents the fast path does not run: subscriptions and `@defer`/`@stream` answer in streams
- * (SSE, multipart), which Yoga writes. Told by their text, before any parse: a false alarm (the
- * word in a string) only sends a request the longer way.
- */
-const STREAMING = /\bsubscription\b|@\s*(?:defer|stream)\b/;
-
 /** What runs a hot operation's repeated request: its prepared request, and the request's context. */
 export interface PreparedPath {
   documents: DocumentCache;
   context(source: ContextSource): Context;
-  /**
-   * The document a request names by id, when it is at hand in process without a check to make (a
-   * persisted-operations manifest's entry, a registered APQ document); null: Yoga resolves the id.
-   */
-  named(params: SentParams): string | null;
 }
 
 /**
  * A hot operation's repeated request (`hot`) runs its prepared request
- * (graphql/plugins/prepared.ts): the parts of the pipeline's plugins, then the compiled plan. Any
+ * (graphql/pipeline/): the parts of the pipeline's plugins, then the compiled plan. Any
  * other request is parsed, validated and executed through Yoga's envelop pipeline, as Yoga's
  * processRequest does.
  */
@@ -166,30 +152,17 @@ async function run(
       operationName: params.operationName ?? undefined,
       signal: request.signal,
     };
-    const result = await execute(args);
-    if (Symbol.asyncIterator in (result as object)) {
-      // A stream the text test above missed (a directive written around a comment): Yoga's answer
-      // to a stream asked for as plain JSON.
-      await (result as AsyncGenerator).return?.(undefined);
-      return {
-        errors: [
-          new GraphQLError(
-            'This operation answers in a stream: ask for text/event-stream or multipart/mixed.',
-            {
-              extensions: { code: 'BAD_USER_INPUT', http: { status: 406 } },
-            },
-          ),
-        ],
-      };
-    }
-    return result as ExecutionResult;
+    // A single result: the routing left operations that answer in streams to Yoga (shape.ts).
+    return (await execute(args)) as ExecutionResult;
   } catch (error) {
     // Errors of parsing and of the gateway's plugins arrive as GraphQLErrors; anything else is a
-    // bug, logged without its message and masked.
-    if (error instanceof GraphQLError) return { errors: [error] };
-    telemetry.logger.error({ err: errorSummary(error as Error) }, 'fast path failed');
+    // bug, logged without its message and masked (public-errors.ts).
     return {
-      errors: [new GraphQLError(INTERNAL_MESSAGE, { extensions: { code: 'INTERNAL_SERVER_ERROR' } })],
+      errors: [
+        publicError(error, (bug) =>
+          telemetry.logger.error({ err: errorSummary(bug as Error) }, 'fast path failed'),
+        ),
+      ],
     };
   }
 }
@@ -224,7 +197,7 @@ async function write(
   res.end(text);
 }
 
-/** One fast-path request, traced from start to close, answered as answer.ts finishes every answer. */
+/** One fast-path request, traced from start to close, answered as answers.ts finishes every answer. */
 async function answer(
   yoga: GatewayYoga,
   { telemetry, cors, prepared }: Pick<ListenerOptions, 'telemetry' | 'cors' | 'prepared'>,
@@ -274,19 +247,15 @@ function failed(telemetry: Telemetry, cors: CorsPolicy, req: IncomingMessage, re
       'content-type': 'application/json; charset=utf-8',
       'cache-control': DEFAULT_CACHE_CONTROL,
     });
-    res.end(
-      JSON.stringify({
-        errors: [{ message: INTERNAL_MESSAGE, extensions: { code: 'INTERNAL_SERVER_ERROR' } }],
-      }),
-    );
+    res.end(INTERNAL_ANSWER);
   };
 }
 
 /**
- * A subscription GET (`?query=…`, what an EventSource sends): its parameters, or null when Yoga
- * should answer it (no subscription in it, extensions, variables that are not a JSON object).
+ * A GET's GraphQL parameters (`?query=…`, what an EventSource sends), or null when Yoga should read
+ * them (no document, extensions, variables that are not a JSON object).
  */
-function subscriptionGet(req: IncomingMessage): StreamParams | null {
+function getParams(req: IncomingMessage): SentParams | null {
   // Parsed after a fixed origin, so that a path such as `//%zz` can never be read as a host.
   let url: URL;
   try {
@@ -294,9 +263,9 @@ function subscriptionGet(req: IncomingMessage): StreamParams | null {
   } catch {
     return null;
   }
-  if (url.pathname !== '/graphql' || url.searchParams.has('extensions')) return null;
+  if (url.searchParams.has('extensions')) return null;
   const query = url.searchParams.get('query');
-  if (!query || !/\bsubscription\b/.test(query)) return null;
+  if (!query) return null;
   let variables: unknown = null;
   try {
     variables = JSON.parse(url.searchParams.get('variables') ?? 'null');
@@ -308,70 +277,70 @@ function subscriptionGet(req: IncomingMessage): StreamParams | null {
 }
 
 export interface ListenerOptions {
-  maxBodyBytes: number;
   telemetry: Telemetry;
   cors: CorsPolicy;
   /** Every subscription stream the adapter writes itself (sse.ts). */
   streams: EventStreams;
-  /**
-   * Off when only persisted operations may run: documents sent as text then go to Yoga (which
-   * refuses them), and only the prepared requests of hot manifest entries run here.
-   */
-  fastPath: boolean;
+  /** What the pipeline's plugins decide at the HTTP stage, which the adapter asks. */
+  routing: Routing;
   /** Hot operations' prepared requests, and the context each request runs with. */
   prepared: PreparedPath;
 }
 
+/** A request as the plugins see it at the HTTP stage (graphql/routing.ts). */
+function adapterRequest(
+  req: IncomingMessage,
+  params: SentParams,
+  text: string | null,
+  documents: DocumentCache,
+): AdapterRequest {
+  let shape: AnswerShape | null | undefined;
+  return {
+    method: req.method as string,
+    path: pathOf(req),
+    headers: headersOf(req),
+    params,
+    shape: () => {
+      if (shape === undefined) shape = text === null ? null : documents.shapeOf(text, params.operationName);
+      return shape;
+    },
+  };
+}
+
 export function createRequestListener(yoga: GatewayYoga, options: ListenerOptions): RequestListener {
-  const { maxBodyBytes, telemetry, cors, streams, fastPath, prepared } = options;
-  const subscription = (
-    req: IncomingMessage,
-    res: ServerResponse,
-    params: StreamParams,
-    body: Buffer | null,
-  ) =>
-    serveSubscription({ yoga, telemetry, cors, streams, req, res, params }).then((served) => {
-      if (served) return;
-      if (body) return toYoga(yoga, req, res, body);
-      yoga(req, res);
-    });
+  const { telemetry, cors, streams, routing, prepared } = options;
   /**
-   * Where a JSON POST goes. An event stream is never answered as JSON: a subscription's is written
-   * here, anything else (a query asked for as an event stream) by Yoga. A document named by id runs
-   * here only as a prepared request: Yoga resolves, proves, registers and refuses ids. A document
-   * sent as text runs here unless only persisted operations may run, or its text asks for a stream
-   * (a prepared request is a query's, never a stream).
+   * Where a request goes once its parameters are read: to Yoga whenever a plugin declines it (it
+   * needs a step or a refusal that only Yoga's path runs) or its document is named by an id no plugin
+   * holds; otherwise by how its operation answers: a subscription asked for as an event stream to
+   * the adapter's SSE writer, one result as JSON to the fast path (a document named by id only as a
+   * prepared request: Yoga resolves, proves, registers and refuses ids), anything else to Yoga.
    */
-  const route = (req: IncomingMessage, res: ServerResponse, sent: SentParams, body: Buffer) => {
-    const named = sent.query === undefined || namesDocument(sent);
+  const route = (req: IncomingMessage, res: ServerResponse, sent: SentParams, body: Buffer | null) => {
+    const toYogaAgain = () => (body ? toYoga(yoga, req, res, body) : yoga(req, res));
+    const text = sent.query ?? routing.named(sent);
+    const request = adapterRequest(req, sent, text, prepared.documents);
+    if (text === null || routing.declines(request) !== null) return toYogaAgain();
+    const params = { ...sent, query: text };
     if (wantsEventStream(req)) {
-      return fastPath && !named && /\bsubscription\b/.test(sent.query as string)
-        ? subscription(req, res, sent as GraphQLParams, body)
-        : toYoga(yoga, req, res, body);
+      return request.shape() === 'subscription' && sent.query !== undefined
+        ? serveSubscription({ yoga, telemetry, cors, streams, req, res, params })
+        : toYogaAgain();
     }
-    if (named) {
-      const text = sent.query === undefined ? prepared.named(sent) : null;
-      const hot = text === null ? null : prepared.documents.preparedRequest(text, sent.operationName);
-      return hot && text !== null
-        ? answer(yoga, options, { req, res, params: { ...sent, query: text }, hot })
-        : toYoga(yoga, req, res, body);
-    }
-    if (!fastPath) return toYoga(yoga, req, res, body);
-    const params = sent as GraphQLParams;
-    const hot = prepared.documents.preparedRequest(params.query, params.operationName);
-    return hot || !STREAMING.test(params.query)
-      ? answer(yoga, options, { req, res, params, hot })
-      : toYoga(yoga, req, res, body);
+    const hot = prepared.documents.preparedRequest(text, sent.operationName);
+    if (!hot && sent.query === undefined) return toYogaAgain();
+    return answer(yoga, options, { req, res, params, hot });
   };
   return (req, res) => {
     telemetry.metrics.inFlight.inc();
     res.once('close', () => telemetry.metrics.inFlight.dec());
-    const get = fastPath && req.method === 'GET' && wantsEventStream(req) ? subscriptionGet(req) : null;
-    if (get) {
-      subscription(req, res, get, null).catch(failed(telemetry, cors, req, res));
+    if (req.method === 'GET') {
+      const params = wantsEventStream(req) && pathOf(req) === '/graphql' ? getParams(req) : null;
+      if (params) Promise.resolve(route(req, res, params, null)).catch(failed(telemetry, cors, req, res));
+      else yoga(req, res);
       return;
     }
-    if (!eligible(req, maxBodyBytes)) {
+    if (!readable(req)) {
       yoga(req, res);
       return;
     }
@@ -389,7 +358,7 @@ export function createRequestListener(yoga: GatewayYoga, options: ListenerOption
         params = null;
       }
       const handled = params ? route(req, res, params, body) : toYoga(yoga, req, res, body);
-      handled.catch(failed(telemetry, cors, req, res));
+      Promise.resolve(handled).catch(failed(telemetry, cors, req, res));
     });
   };
 }

@@ -2,10 +2,10 @@ import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'n
 import type { Socket } from 'node:net';
 import type { CorsConfig, ServerLimits } from '../config.js';
 import type { ErrorCode } from '../errors.js';
-import { type ClientIdentity, clientAddress } from '../graphql/plugins/rate-limit.js';
+import { CorsPolicy, DEFAULT_CACHE_CONTROL } from '../graphql/plugins/answers.js';
 import type { GatewayMetrics } from '../ops/metrics.js';
 import { startTrace } from '../ops/request-trace.js';
-import { CorsPolicy, DEFAULT_CACHE_CONTROL } from './answer.js';
+import { type ClientIdentity, clientAddress } from '../scale/rate-limit.js';
 import { headersOf } from './node-response.js';
 
 /**
@@ -53,7 +53,7 @@ export interface IntakeOptions {
   /** MAX_REQUEST_BYTES: what a body of unknown length reserves. */
   maxRequestBytes: number;
   identity: ClientIdentity;
-  /** Whose pages may read a refusal, as every other answer (answer.ts). */
+  /** Whose pages may read a refusal, as every other answer (answers.ts). */
   cors: CorsConfig;
   metrics: IntakeMetrics;
 }

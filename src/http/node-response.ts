@@ -4,7 +4,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /** A request's headers as the Headers API reads them (`get`), without building a Headers object. */
 export function headersOf(req: IncomingMessage) {
-  return { get: (name: string) => (req.headers[name.toLowerCase()] as string | undefined) ?? null };
+  return {
+    get: (name: string) => (req.headers[name.toLowerCase()] as string | undefined) ?? null,
+    has: (name: string) => req.headers[name.toLowerCase()] !== undefined,
+  };
 }
 
 /** Resolves when `res` can take more (drained) or is gone (closed). */

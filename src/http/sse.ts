@@ -1,7 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type ExecutionResult, GraphQLError, getOperationAST } from 'graphql';
+import { type ExecutionResult, GraphQLError } from 'graphql';
 import { getSSEProcessor, isAsyncIterable } from 'graphql-yoga';
-import { type Delivery, type LiveSink, StreamHandle } from '../graphql/streams.js';
+import {
+  addChargeHeaders,
+  type CorsPolicy,
+  EVENT_STREAM_HEADERS,
+  finishResult,
+} from '../graphql/plugins/answers.js';
+import type { GatewayYoga } from '../graphql/yoga.js';
+import { type Delivery, type LiveSink, StreamHandle } from '../live/streams.js';
 import type { GatewayMetrics } from '../ops/metrics.js';
 import {
   attachTrace,
@@ -11,8 +18,6 @@ import {
   type Telemetry,
 } from '../ops/request-trace.js';
 import { Cancellation } from '../upstream/cancellation.js';
-import { addChargeHeaders, type CorsPolicy, EVENT_STREAM_HEADERS, finishResult } from './answer.js';
-import type { GatewayYoga } from './fast-path.js';
 import { headersOf, pipeResponse } from './node-response.js';
 
 /**
@@ -57,7 +62,7 @@ const HEADERS = {
 } as const;
 
 /** An error as Yoga writes it: without its internal extensions (`http`, `unexpected`). */
-function publicError(error: GraphQLError) {
+function writtenError(error: GraphQLError) {
   const {
     http: _http,
     unexpected: _unexpected,
@@ -79,7 +84,7 @@ function resultJson(result: ExecutionResult): string {
   const { http: _http, ...extensions } = (result.extensions ?? {}) as Record<string, unknown>;
   return stringify({
     ...result,
-    ...(result.errors ? { errors: result.errors.map((e) => publicError(e as GraphQLError)) } : {}),
+    ...(result.errors ? { errors: result.errors.map((e) => writtenError(e as GraphQLError)) } : {}),
     extensions: Object.keys(extensions).length > 0 ? extensions : undefined,
   });
 }
@@ -248,14 +253,13 @@ async function answerByYoga(
   const response = await processSse(result as ExecutionResult, request.yoga.fetchAPI, 'text/event-stream');
   finishTrace(request.telemetry, trace, response.status);
   await pipeResponse(request.res, response, { ...common, ...EVENT_STREAM_HEADERS });
-  return true;
 }
 
 /**
- * Runs a subscription request through the envelop pipeline and answers it: false when it turns out
- * not to be a subscription (the caller hands it to Yoga).
+ * Runs a subscription request (its operation one, as the routing found: graphql/pipeline/shape.ts)
+ * through the envelop pipeline and answers it.
  */
-export async function serveSubscription(request: SubscriptionRequest): Promise<boolean> {
+export async function serveSubscription(request: SubscriptionRequest): Promise<void> {
   const { yoga, telemetry, cors, req, res, params } = request;
   const headers = headersOf(req);
   const trace = startTrace(headers.get);
@@ -274,11 +278,6 @@ export async function serveSubscription(request: SubscriptionRequest): Promise<b
   } catch (error) {
     if (error instanceof GraphQLError) return once({ errors: [error] });
     throw error;
-  }
-  if (getOperationAST(document, params.operationName)?.operation !== 'subscription') {
-    // Yoga answers it, under a trace of its own: this one's span goes, unlogged.
-    trace.span?.end();
-    return false;
   }
   const errors = envelope.validate(envelope.schema, document);
   if (errors.length > 0) return once({ errors });
@@ -305,7 +304,7 @@ export async function serveSubscription(request: SubscriptionRequest): Promise<b
   if (sse.ended) {
     // The client left while it subscribed: everything the stream took is given back already.
     finishTrace(telemetry, trace, 499);
-    return true;
+    return;
   }
   if (!sse.member) {
     // Not grouped (incremental delivery in a subscription): Yoga's own writer.
@@ -318,5 +317,4 @@ export async function serveSubscription(request: SubscriptionRequest): Promise<b
   // the request's signal, trace and context (and the pipeline's iterator over the member) go.
   sse.started();
   request.streams.stream(res, sse);
-  return true;
 }

@@ -53,7 +53,7 @@ export interface LiveDeps {
   validatorsRead(list: ValidatorList): void;
 }
 
-/** What a subscription stream needs of its request: its one end (graphql/streams.ts). */
+/** What a subscription stream needs of its request: its one end (live/streams.ts). */
 export type StreamOptions = StreamEnd;
 
 /** What a subscriber resuming after a block missed (see `missedBlocks`). */

@@ -130,7 +130,7 @@ export class GatewayMetrics {
     help: 'Queries compiled by graphql-jit once hot (COMPILE_AFTER executions within COMPILE_WINDOW_MS).',
     registers: [this.registry],
   });
-  /** Requests a hot operation's prepared request answered (graphql/plugins/prepared.ts). */
+  /** Requests a hot operation's prepared request answered (graphql/pipeline/). */
   readonly preparedRequests = new Counter({
     name: 'graphql_prepared_requests_total',
     help: 'GraphQL requests answered by their hot operation’s prepared request, without parse, validation or envelop’s hooks.',

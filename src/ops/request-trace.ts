@@ -14,7 +14,7 @@ import {
 } from './tracing.js';
 
 /**
- * What one charge of the rate limit (graphql/plugins/rate-limit.ts) leaves of a client's window, as
+ * What one charge of the rate limit (scale/rate-limit.ts) leaves of a client's window, as
  * the request's answer tells it (its RateLimit fields, its cost extension): one object per charge,
  * whichever counters made it.
  */

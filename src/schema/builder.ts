@@ -4,8 +4,8 @@ import RelayPlugin from '@pothos/plugin-relay';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import ValidationPlugin from '@pothos/plugin-validation';
 import { unauthenticated } from '../errors.js';
-import { type Context, explorerTokenOf } from '../graphql/context.js';
 import CacheScopePlugin from './cache-scope.js';
+import { type Context, explorerTokenOf } from './context.js';
 import { decodeGlobalID, encodeGlobalID, nodeCost, nodesCost } from './ids.js';
 import { globalId, globalIds, ruleError } from './rules.js';
 

@@ -1,7 +1,7 @@
 import { unauthenticated } from '../errors.js';
-import { type Context, explorerTokenOf } from '../graphql/context.js';
 import type { Contract, FailedTransaction } from '../upstream/models.js';
 import { builder, NULL_ON_FAILURE } from './builder.js';
+import { type Context, explorerTokenOf } from './context.js';
 import { type CursorRule, pagedCost, pageOf, pageRequest, pagingArgs } from './page.js';
 import { text } from './rules.js';
 import { textDateTime, unixDateTime } from './scalars.js';

@@ -1,6 +1,6 @@
-import type { Context } from '../graphql/context.js';
 import { builder, UPSTREAM_COST } from './builder.js';
 import { BlockRef } from './chain.js';
+import type { Context } from './context.js';
 import { explorerToken, FailedTransactionRef } from './explorer.js';
 import { address } from './rules.js';
 import { ValidatorRef, ValidatorStatisticsRef } from './validators.js';

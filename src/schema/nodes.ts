@@ -1,4 +1,3 @@
-import type { Context } from '../graphql/context.js';
 import { decodeAddress } from '../lib/address.js';
 import { INT32_MAX } from '../lib/decimal.js';
 import type {
@@ -13,6 +12,7 @@ import type {
 import { builder, UPSTREAM_COST } from './builder.js';
 import { BuybackRoundRef } from './buyback.js';
 import { AddressRef, BlockRef, TransactionRef } from './chain.js';
+import type { Context } from './context.js';
 import { DelegationRef } from './delegations.js';
 import { ContractRef, explorerToken, FailedTransactionRef } from './explorer.js';
 import { type IdRead, idKind, KeyProblem } from './ids.js';

@@ -1,8 +1,8 @@
 import type { ArgBuilder, ObjectRef } from '@pothos/core';
 import { GraphQLError, type ValidationRule } from 'graphql';
-import type { Context } from '../graphql/context.js';
 import type { Page, PageArgs, PageInfo } from '../upstream/models.js';
 import { builder, type Types, UPSTREAM_COST } from './builder.js';
+import type { Context } from './context.js';
 import { atLeast, between, cursorText } from './rules.js';
 
 /**

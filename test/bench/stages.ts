@@ -101,7 +101,11 @@ export const RULES: Rule[] = [
   { stage: 'runtime', fn: '(program)' },
   // The request read: node:http's parser and IncomingMessage, then the listener's closures, which
   // gather the body, JSON.parse it and check it (the fast path's; the baseline's).
-  { stage: 'body', url: own('http/fast-path.'), fn: /^(|eligible|plainParams|isObject|wantsEventStream)$/ },
+  {
+    stage: 'body',
+    url: own('http/fast-path.'),
+    fn: /^(|readable|pathOf|sentParams|isObject|wantsEventStream)$/,
+  },
   { stage: 'body', url: BASELINE, fn: '' },
   { stage: 'body', url: 'node:_http_incoming' },
   {
@@ -113,21 +117,25 @@ export const RULES: Rule[] = [
   { stage: 'body', url: 'node:_http_common', weak: true },
   // Finding the prepared document of a query text: the document cache's onParse and its LRU.
   { stage: 'lookup', url: pkg('lru-cache/') },
-  { stage: 'lookup', url: own('graphql/plugins/prepared.'), fn: /^(onParse|get|preparedOperation|of)$/ },
+  {
+    stage: 'lookup',
+    url: own('graphql/pipeline/'),
+    fn: /^(onParse|get|preparedOperation|preparedRequest|of)$/,
+  },
   // What is left of parse and validation for a prepared document (its validation hook), and the
   // real ones when a document is new.
   { stage: 'parse+validate', url: /\/node_modules\/graphql\/(language|validation)\// },
   {
     stage: 'parse+validate',
-    url: own('graphql/plugins/prepared.'),
+    url: own('graphql/pipeline/'),
     fn: /^(onValidate|inParallel|enter|leave)$/,
   },
-  { stage: 'parse+validate', url: own('graphql/plugins/prepared.'), fn: '', caller: 'onValidate' },
+  { stage: 'parse+validate', url: own('graphql/pipeline/'), fn: '', caller: 'onValidate' },
   { stage: 'context', url: own('graphql/yoga.'), fn: 'context' },
-  { stage: 'context', url: own('graphql/context.') },
-  { stage: 'context', url: own('graphql/loaders.'), fn: 'Loaders' },
+  { stage: 'context', url: own('schema/context.') },
+  { stage: 'context', url: own('schema/loaders.'), fn: 'Loaders' },
   { stage: 'pricing', url: own('graphql/plugins/cost.') },
-  { stage: 'rate limit', url: own('graphql/plugins/rate-limit.') },
+  { stage: 'rate limit', url: own('scale/rate-limit.') },
   { stage: 'rate limit', url: pkg('rate-limiter-flexible/') },
   { stage: 'limits', url: own('graphql/plugins/limits.') },
   { stage: 'limits', url: pkg('@escape.tech/') },
@@ -148,8 +156,8 @@ export const RULES: Rule[] = [
   { stage: 'execution', url: pkg('valibot/') },
   { stage: 'execution', url: pkg('dataloader/') },
   { stage: 'execution', url: own('schema/') },
-  { stage: 'execution', url: own('graphql/loaders.') },
-  { stage: 'execution', url: own('graphql/plugins/prepared.') },
+  { stage: 'execution', url: own('schema/loaders.') },
+  { stage: 'execution', url: own('graphql/pipeline/') },
   { stage: 'execution', url: BASELINE, fn: /^S\d$/ },
   // The answer's JSON (JSON.stringify is a builtin: its time is its caller's).
   { stage: 'serialization', url: own('http/fast-path.'), fn: 'write' },

@@ -3,7 +3,7 @@ import type { Gateway } from '../../src/gateway.js';
 import { parseAnswer, useGatewayOnDevnet } from './helpers.js';
 
 /**
- * The prepared documents (src/graphql/plugins/prepared.ts): one LRU bounded in entries and bytes, sizes in
+ * The prepared documents (src/graphql/pipeline/): one LRU bounded in entries and bytes, sizes in
  * /metrics, and queries compiled only once hot, answering byte for byte what the interpreter did.
  */
 

@@ -10,7 +10,6 @@ import { loadConfig, loadPersistedOperations } from '../../src/config.js';
 import { exampleVariables } from '../../src/devnet/examples.js';
 import { type Devnet, startDevnet } from '../../src/devnet/index.js';
 import { createGateway, type Gateway, type GatewayOptions } from '../../src/gateway.js';
-import { DocumentCache, partPlugin } from '../../src/graphql/plugins/prepared.js';
 import { devnetOptions, listen, parseAnswer, testSettings } from './helpers.js';
 
 /**
@@ -398,14 +397,6 @@ describe('a document named by id is prepared too', () => {
 });
 
 describe('what still holds on the prepared path', () => {
-  it('a pipeline plugin that works on every execution without a part stops the gateway at start', () => {
-    const documents = new DocumentCache(loadConfig({}).documents);
-    expect(() => documents.prepareWith([documents.plugin(), { onExecute: () => undefined }])).toThrow(
-      'A plugin that runs on every execution has no part in prepared requests.',
-    );
-    expect(() => documents.prepareWith([documents.plugin(), partPlugin(() => null)])).not.toThrow();
-  });
-
   it('a client that hangs up cancels its upstream call, and is logged 499', async () => {
     const query = 'query Slow($q: String!) { searchSuggestions(query: $q) { query } }';
     await send(base.prepared, { query, variables: { q: '1' } });

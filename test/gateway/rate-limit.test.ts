@@ -7,7 +7,7 @@ import { loadConfig, type ScaleConfig } from '../../src/config.js';
 import { type Devnet, startDevnet } from '../../src/devnet/index.js';
 import { createGateway, type Gateway, type GatewayOptions } from '../../src/gateway.js';
 import { operationCost } from '../../src/graphql/plugins/cost.js';
-import { clientAddress } from '../../src/graphql/plugins/rate-limit.js';
+import { clientAddress } from '../../src/scale/rate-limit.js';
 import { schema } from '../../src/schema/index.js';
 import { hasRedis, startRedis, type TestRedis } from '../support/redis.js';
 import { subscribe } from '../support/sse.js';

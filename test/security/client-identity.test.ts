@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import type { Gateway } from '../../src/gateway.js';
-import { BoundedWindows, clientKey, RateLimit } from '../../src/graphql/plugins/rate-limit.js';
+import { BoundedWindows, clientKey, RateLimit } from '../../src/scale/rate-limit.js';
 import { parseAnswer, testSettings, useGatewayOnDevnet } from '../gateway/helpers.js';
 import { subscribe } from '../support/sse.js';
 

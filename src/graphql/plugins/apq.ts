@@ -2,9 +2,10 @@ import { createHash } from 'node:crypto';
 import { GraphQLError } from 'graphql';
 import type { GraphQLParams, Plugin, YogaInitialContext } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
+import { clientOf, type RateLimit, rateLimited } from '../../scale/rate-limit.js';
 import type { KeyedRedis } from '../../scale/redis.js';
-import { partPlugin, type RequestPart } from './prepared.js';
-import { clientOf, type RateLimit, rateLimited } from './rate-limit.js';
+import { partPlugin, type RequestPart } from '../pipeline/parts.js';
+import { type HttpStagePlugin, withHttpStage } from '../routing.js';
 
 /**
  * Automatic persisted queries as Apollo's link speaks them (contract.md §6-§7): a request may send
@@ -219,7 +220,7 @@ const notFound = () =>
 export function automaticPersistedQueries(
   store: PersistedQueryStore,
   rateLimit: RateLimit | null,
-): { lookup: Plugin; register: Plugin } {
+): { lookup: HttpStagePlugin; register: Plugin } {
   const lookup: Plugin = {
     async onParams({ params, setParams }) {
       const hash = namedHash(params);
@@ -254,7 +255,15 @@ export function automaticPersistedQueries(
       });
   };
   return {
-    lookup,
+    // The adapter runs a document it names by a hash held in process; one sent with its hash is
+    // proven and kept on Yoga's path, as is a hash to look up in Redis or to refuse.
+    lookup: withHttpStage(lookup, {
+      declines: ({ params }) =>
+        params.query !== undefined && params.extensions?.persistedQuery !== undefined
+          ? 'APQ: a document sent with its hash is proven and registered'
+          : null,
+      named: (params) => store.named(params),
+    }),
     register: partPlugin(() => keep, { subscriptions: true }),
   };
 }

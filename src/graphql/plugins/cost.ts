@@ -27,9 +27,9 @@ import {
 } from 'graphql';
 import { type ErrorCode, GatewayError } from '../../errors.js';
 import { traceOf } from '../../ops/request-trace.js';
-import type { Context } from '../context.js';
-import { type OperationInfo, type PartPlugin, partPlugin, type RequestPart } from './prepared.js';
-import { type RateLimit, type Refusal, rateLimited } from './rate-limit.js';
+import { type RateLimit, type Refusal, rateLimited } from '../../scale/rate-limit.js';
+import type { Context } from '../../schema/context.js';
+import { type OperationInfo, type PartPlugin, partPlugin, type RequestPart } from '../pipeline/parts.js';
 
 /**
  * Where a request is priced: every operation's cost, from the costs its fields declare
@@ -322,7 +322,7 @@ const notApplied = (error: GatewayError): GatewayError =>
 
 /**
  * Notes an operation's price on its request's trace when the request asks for it
- * (`x-graphql-cost: true`): http/answer.ts puts it in the answer's extensions, with the budget the
+ * (`x-graphql-cost: true`): graphql/plugins/answers.ts puts it in the answer's extensions, with the budget the
  * charge left. Never on the result itself, which the response cache may keep for everyone.
  */
 function noteCost(context: Context, cost: number): void {

@@ -1,6 +1,7 @@
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
-import { getOperationAST, parse } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { answerShapeOfText } from '../pipeline/shape.js';
+import { type AdapterRequest, type HttpStagePlugin, withHttpStage } from '../routing.js';
 
 /**
  * A request must carry a header a plain HTML form cannot set (content-type application/json
@@ -11,32 +12,52 @@ import type { Plugin } from 'graphql-yoga';
  * cannot see (CORS). Anything the exception cannot prove (a query, a document that does not parse,
  * a document named only by its persisted hash) needs the header like any other request.
  */
-export function useCsrfPrevention(): Plugin {
-  const prevention = useCSRFPrevention({ requestHeaders: ['x-graphql-csrf', 'apollo-require-preflight'] });
-  return {
-    onRequestParse(payload) {
-      const { request, url } = payload;
-      if (
-        request.method === 'GET' &&
-        request.headers.get('accept')?.trim() === 'text/event-stream' &&
-        subscribes(url.searchParams)
-      ) {
-        return;
-      }
-      return prevention.onRequestParse?.(payload);
-    },
-  };
+
+const REQUEST_HEADERS = ['x-graphql-csrf', 'apollo-require-preflight'];
+
+/** The exception: an EventSource's subscription. */
+function exempt({ method, headers, params, shape }: AdapterRequest): boolean {
+  return (
+    method === 'GET' &&
+    headers.get('accept')?.trim() === 'text/event-stream' &&
+    typeof params.query === 'string' &&
+    shape() === 'subscription'
+  );
 }
 
-/** Whether a GET's document is a subscription (its named operation, or its only one). */
-function subscribes(search: URLSearchParams): boolean {
-  const query = search.get('query');
-  if (!query) return false;
-  try {
-    return (
-      getOperationAST(parse(query), search.get('operationName') || undefined)?.operation === 'subscription'
-    );
-  } catch {
-    return false;
-  }
+export function useCsrfPrevention(): HttpStagePlugin {
+  const prevention = useCSRFPrevention({ requestHeaders: REQUEST_HEADERS }) as Required<
+    Pick<Plugin, 'onRequestParse'>
+  >;
+  /** Yoga's check itself, on a request as the adapter sees it: whether it lets the request through. */
+  const prevented = (request: AdapterRequest): boolean => {
+    try {
+      prevention.onRequestParse({ request } as never);
+      return false;
+    } catch {
+      return true;
+    }
+  };
+  return withHttpStage(
+    {
+      onRequestParse(payload) {
+        const { request, url } = payload;
+        const query = url.searchParams.get('query') ?? undefined;
+        const operationName = url.searchParams.get('operationName');
+        const sent: AdapterRequest = {
+          method: request.method,
+          path: url.pathname,
+          headers: request.headers,
+          params: { query, operationName },
+          shape: () => (query === undefined ? null : answerShapeOfText(query, operationName)),
+        };
+        if (exempt(sent)) return;
+        return prevention.onRequestParse(payload);
+      },
+    },
+    {
+      declines: (request) =>
+        exempt(request) || !prevented(request) ? null : 'CSRF prevention: no header a form cannot set',
+    },
+  );
 }

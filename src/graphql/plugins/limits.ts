@@ -9,7 +9,7 @@ import {
 import type { Plugin } from 'graphql-yoga';
 import type { Limits } from '../../config.js';
 import { oneSpellingPerArgument } from '../../schema/page.js';
-import { partPlugin, type RequestPart } from './prepared.js';
+import { partPlugin, type RequestPart } from '../pipeline/parts.js';
 
 /**
  * Static limits on a document, checked at validation, before anything executes: depth, aliases,

@@ -17,11 +17,12 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
+import type { Delivery, LiveMemberLike, LiveSink, StreamHandle } from '../../live/streams.js';
 import type { GatewayMetrics } from '../../ops/metrics.js';
 import { declaredCacheScope } from '../../schema/cache-scope.js';
-import { type Context, explorerTokenOf } from '../context.js';
-import type { Delivery, LiveMemberLike, LiveSink, StreamHandle } from '../streams.js';
-import { operationFact } from './prepared.js';
+import { type Context, explorerTokenOf } from '../../schema/context.js';
+import { operationFact } from '../pipeline/facts.js';
+import { incremental } from '../pipeline/shape.js';
 
 /**
  * Subscriptions in groups: subscribers whose operation is the same (document, operation name,
@@ -313,11 +314,10 @@ function shapeOf(
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const definition of document.definitions)
     if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
-  const source = document.loc?.source.body ?? '';
   return {
     field: first.name.value,
     private: selectsPrivate(schema, fragments, operation.selectionSet, root, new Set()),
-    incremental: /@\s*(?:defer|stream)\b/.test(source),
+    incremental: incremental(document),
   };
 }
 

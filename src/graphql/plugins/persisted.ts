@@ -1,5 +1,5 @@
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
-import type { Plugin } from 'graphql-yoga';
+import { type HttpStagePlugin, withHttpStage } from '../routing.js';
 
 /** What names a persisted operation in a request. */
 type Naming = { extensions?: unknown; documentId?: unknown };
@@ -39,8 +39,8 @@ export class Manifest {
 }
 
 /** Only the manifest's operations run; any other document is refused before it is parsed. */
-export function usePersistedOnly(manifest: Manifest): Plugin {
-  return usePersistedOperations({
+export function usePersistedOnly(manifest: Manifest): HttpStagePlugin {
+  const plugin = usePersistedOperations({
     extractPersistedOperationId: (params) => manifest.idOf(params),
     getPersistedOperation: (id) => manifest.document(id),
     allowArbitraryOperations: false,
@@ -52,5 +52,11 @@ export function usePersistedOnly(manifest: Manifest): Plugin {
       },
       keyNotFound: { message: 'Send a persisted operation id.', extensions: { code: 'BAD_USER_INPUT' } },
     },
+  });
+  // The adapter runs the manifest's documents it names; a document sent as text is refused on Yoga's path.
+  return withHttpStage(plugin, {
+    declines: ({ params }) =>
+      params.query !== undefined ? 'persisted operations only: a document sent as text is refused' : null,
+    named: (params) => manifest.named(params),
   });
 }

@@ -20,14 +20,15 @@ type OnResponsePayload = Parameters<NonNullable<Plugin['onResponse']>>[0];
 import { LRUCache } from 'lru-cache';
 import type { SharedCache, SharedFill } from '../../scale/shared-cache.js';
 import { declaredCacheScope } from '../../schema/cache-scope.js';
+import { operationFact } from '../pipeline/facts.js';
 import {
   type OperationInfo,
-  operationFact,
   type PartOutcome,
   type PartPlugin,
   partPlugin,
   type RequestPart,
-} from './prepared.js';
+} from '../pipeline/parts.js';
+import { type HttpStagePlugin, withHttpStage } from '../routing.js';
 
 /**
  * Whole results of public queries reused for a while, and the same answers offered to CDNs and
@@ -96,7 +97,7 @@ const PUBLIC = operationFact<boolean>();
 
 /**
  * Whether the results of an operation may be shared between callers: a query whose every selected
- * field is public. Judged once per prepared document and operation (prepared.ts).
+ * field is public. Judged once per prepared document and operation (pipeline/facts.ts).
  */
 export function isPublicOperation(
   schema: GraphQLSchema,
@@ -150,7 +151,7 @@ export class PublicResponseCache {
   private nextId = 0;
   // Across instances a document is known by a hash of its printed text, computed once per document.
   private readonly documentHashes = new WeakMap<DocumentNode, string>();
-  readonly plugin: PartPlugin & Plugin;
+  readonly plugin: PartPlugin & HttpStagePlugin;
 
   constructor({
     ttlMs,
@@ -168,10 +169,18 @@ export class PublicResponseCache {
       sizeCalculation: (entry) => entry.bytes,
     });
     this.cacheControl = `public, max-age=${Math.max(1, Math.floor(ttlMs / 1000))}`;
-    this.plugin = {
-      ...partPlugin((operation) => this.part(operation)),
-      onResponse: (payload) => this.onResponse(payload),
-    };
+    this.plugin = withHttpStage(
+      {
+        ...partPlugin((operation) => this.part(operation)),
+        onResponse: (payload) => this.onResponse(payload),
+      },
+      // A shared GET's answer gets its cache-control and entity tag on Yoga's path; the adapter takes
+      // a GET only for a subscription's events.
+      {
+        declines: ({ method, shape }) =>
+          method === 'GET' && shape() !== 'subscription' ? 'a GET answer a cache may share' : null,
+      },
+    );
   }
 
   /** Answers held now (for /metrics). */
@@ -285,7 +294,7 @@ export class PublicResponseCache {
   }
 
   /**
-   * The rest of /graphql answers `no-store` (http/answer.ts); a shareable GET answers
+   * The rest of /graphql answers `no-store` (graphql/plugins/answers.ts); a shareable GET answers
    * `public, max-age` with an entity tag, and a 304 without a body when the caller has it.
    */
   private async onResponse({ request, response, setResponse, fetchAPI }: OnResponsePayload): Promise<void> {

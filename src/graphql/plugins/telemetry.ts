@@ -9,7 +9,9 @@ import {
   traceOf,
 } from '../../ops/request-trace.js';
 import { OPERATIONS_DIR } from '../graphiql.js';
-import { type OperationFact, operationFact, type PartPlugin } from './prepared.js';
+import { type OperationFact, operationFact } from '../pipeline/facts.js';
+import type { PartPlugin } from '../pipeline/parts.js';
+import { type HttpStagePlugin, withHttpStage } from '../routing.js';
 
 const OPERATION_NAME = /^[_A-Za-z][_0-9A-Za-z]{0,63}$/;
 
@@ -96,9 +98,12 @@ function operationLabel(
  * here and writes the log line when its response is ready; the fast path does both itself. The
  * operation is named in the parse hook on the first path (the fast path drives Yoga's envelop
  * pipeline with its own request object in the context), and by this plugin's part of a prepared
- * request, which is not parsed. The result is recorded by answer.ts.
+ * request, which is not parsed. The result is recorded by answers.ts.
  */
-export function useTelemetry(telemetry: Telemetry, label: (name: unknown) => string): PartPlugin {
+export function useTelemetry(
+  telemetry: Telemetry,
+  label: (name: unknown) => string,
+): PartPlugin & HttpStagePlugin {
   // This gateway's operation names (its labeler caps how many distinct labels there are).
   const names = operationFact<string | undefined>();
   const name = (trace: RequestTrace, operation: string) => {
@@ -106,7 +111,7 @@ export function useTelemetry(telemetry: Telemetry, label: (name: unknown) => str
     // The server span is named after the operation (a bounded label, never the document).
     trace.span?.updateName(operation).setAttribute('graphql.operation.name', operation);
   };
-  return {
+  const plugin: PartPlugin = {
     onRequest({ request, url }) {
       if (!traceOf(request)) {
         const trace = startTrace((name) => request.headers.get(name), url.pathname === '/graphql');
@@ -135,4 +140,7 @@ export function useTelemetry(telemetry: Telemetry, label: (name: unknown) => str
         finishTrace(telemetry, trace, response.status);
     },
   };
+  return withHttpStage(plugin, {
+    sharedWith: 'the adapter starts and finishes its trace with the same startTrace and finishTrace',
+  });
 }

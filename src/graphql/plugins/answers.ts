@@ -1,10 +1,10 @@
 import type { ExecutionResult } from 'graphql';
-import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import type { CorsConfig } from '../config.js';
-import { CONTRACT_CODES, INTERNAL_MESSAGE } from '../errors.js';
-import { budgetOf, writeRateLimitHeaders } from '../graphql/plugins/rate-limit.js';
-import { type RequestTrace, recordResult, traceOf } from '../ops/request-trace.js';
+import type { CorsConfig } from '../../config.js';
+import { type RequestTrace, recordResult, traceOf } from '../../ops/request-trace.js';
+import { budgetOf, writeRateLimitHeaders } from '../../scale/rate-limit.js';
+import { contractResult } from '../public-errors.js';
+import { type HttpStagePlugin, withHttpStage } from '../routing.js';
 
 /**
  * How every answer of the gateway is finished, whichever transport carried the request: Yoga's
@@ -14,9 +14,6 @@ import { type RequestTrace, recordResult, traceOf } from '../ops/request-trace.j
  * rate limit's), the error codes a client may see, the cost a client asked for, and what a result
  * records in the request's trace.
  */
-
-/** The codes of contract.md §4: nothing else reaches a client. */
-const CONTRACT_CODE_SET: ReadonlySet<string> = new Set(CONTRACT_CODES);
 
 /**
  * Headers a browser may send cross-origin: auth, JSON, tracing, the CSRF-prevention header and the
@@ -88,49 +85,6 @@ export const EVENT_STREAM_HEADERS = { 'x-accel-buffering': 'no' } as const;
 /** Answers are personal unless a plugin (the public response cache) says otherwise for a GET. */
 export const DEFAULT_CACHE_CONTROL = 'no-store';
 
-const isContractCode = (code: unknown) => typeof code === 'string' && CONTRACT_CODE_SET.has(code);
-
-/**
- * Errors of the document or its variables have no path, and no cause but graphql-js's own (a
- * variable's coercion wraps the scalar's GraphQLError): the caller's mistake, not the gateway's.
- */
-const isRequestError = (cause: unknown) => cause === undefined || cause instanceof GraphQLError;
-
-/**
- * An error as a client may see it. Codes of the frameworks (Yoga's BAD_REQUEST,
- * OPERATION_RESOLUTION_FAILURE, GRAPHQL_PARSE_FAILED, …) are requests the caller got wrong:
- * BAD_USER_INPUT with the same message and HTTP status, as are uncoded errors of the document or
- * its variables. Anything else is masked.
- */
-function contractError(error: GraphQLError): GraphQLError {
-  const code = error.extensions?.code;
-  if (isContractCode(code)) return error;
-  if (code !== undefined || (!error.path && isRequestError(error.originalError))) {
-    // `http` stays for Yoga, which takes the status from it and strips it. Yoga also keeps the
-    // cause of an unreadable body (`originalError`, which quotes the body) and answers such a
-    // body 400 because of it; the cause goes, and the 400 is made explicit instead.
-    // graphql-jit's errors of variable coercion come without extensions.
-    const { originalError, http, ...extensions } = (error.extensions ?? {}) as {
-      originalError?: unknown;
-      http?: object;
-    };
-    return new GraphQLError(error.message, {
-      nodes: error.nodes,
-      source: error.source,
-      positions: error.positions,
-      extensions: {
-        ...extensions,
-        ...(http ? { http: originalError ? { ...http, spec: false } : http } : {}),
-        code: 'BAD_USER_INPUT',
-      },
-    });
-  }
-  return new GraphQLError(INTERNAL_MESSAGE, {
-    path: error.path,
-    extensions: { code: 'INTERNAL_SERVER_ERROR' },
-  });
-}
-
 /**
  * The result a client gets, and what it records in the request's trace: every error carries a
  * contract code, and, when the request asked for it (`x-graphql-cost: true`), the extensions carry
@@ -139,10 +93,7 @@ function contractError(error: GraphQLError): GraphQLError {
  * is: never a copy, so that an answer from the response cache keeps its serialized text.
  */
 export function finishResult<T extends ExecutionResult>(trace: RequestTrace | undefined, result: T): T {
-  const errors = result.errors;
-  if (errors?.some((e) => !isContractCode(e.extensions?.code))) {
-    result = { ...result, errors: errors.map(contractError) };
-  }
+  result = contractResult(result);
   if (!trace) return result;
   recordResult(trace, result);
   if (!trace.cost) return result;
@@ -167,8 +118,8 @@ export function addChargeHeaders(
 }
 
 /** The same for Yoga's path: results (single or batched), preflights and every response's headers. */
-export function useAnswers(cors: CorsPolicy): Plugin {
-  return {
+export function useAnswers(cors: CorsPolicy): HttpStagePlugin {
+  const plugin: Plugin = {
     onRequest({ request, endResponse }) {
       if (request.method === 'OPTIONS' && request.headers.has('access-control-request-method')) {
         endResponse(
@@ -196,4 +147,9 @@ export function useAnswers(cors: CorsPolicy): Plugin {
       }
     },
   };
+  return withHttpStage(plugin, {
+    // A preflight is an OPTIONS request, which the adapter never takes.
+    declines: ({ method }) => (method === 'OPTIONS' ? 'a CORS preflight' : null),
+    sharedWith: 'the adapter finishes its answers with the same finishResult, CORS and charge headers',
+  });
 }

@@ -1,9 +1,9 @@
 import { createGraphQLError } from '@graphql-tools/utils';
 import type { Plugin } from 'graphql-yoga';
+import { type HttpStagePlugin, withHttpStage } from '../routing.js';
 
 /**
- * The request-body cap on Yoga's path (the fast path checks the declared length itself), in place
- * of Yoga's `maxRequestBodySize`. Yoga's check pipes every body through a TransformStream into a
+ * The request-body cap, in place of Yoga's `maxRequestBodySize`. Yoga's check pipes every body through a TransformStream into a
  * second Request, and on node:http that pipeline's listeners stay on the IncomingMessage until the
  * request ends: about 10 KB held by each open subscription stream (a POST whose request ends only
  * with its stream). Here a declared Content-Length is checked and trusted, as node's HTTP parser
@@ -18,8 +18,8 @@ const tooLarge = () =>
 
 const CONTENT_LENGTH = /^\d+$/;
 
-export function useRequestBodyLimit(maxBytes: number): Plugin {
-  return {
+export function useRequestBodyLimit(maxBytes: number): HttpStagePlugin {
+  const plugin: Plugin = {
     onRequestParse({ request, requestParser, setRequestParser, fetchAPI }) {
       const declared = request.headers.get('content-length');
       if (declared !== null) {
@@ -59,4 +59,15 @@ export function useRequestBodyLimit(maxBytes: number): Plugin {
       );
     },
   };
+  // The adapter reads a body whose declared length is within the cap; any other takes Yoga's path
+  // (a body of unknown length is counted there, a malformed or excessive one refused).
+  return withHttpStage(plugin, {
+    declines: ({ method, headers }) => {
+      if (method === 'GET') return null;
+      const declared = headers.get('content-length');
+      return declared !== null && CONTENT_LENGTH.test(declared) && Number(declared) <= maxBytes
+        ? null
+        : 'the body cap: no declared length within MAX_REQUEST_BYTES';
+    },
+  });
 }

@@ -1,9 +1,9 @@
 import type { RequestListener } from 'node:http';
-import type { Plugin } from 'graphql-yoga';
-import type { LiveUpdates } from '../live/index.js';
-import type { GatewayMetrics } from '../ops/metrics.js';
-import type { RedisStore } from '../scale/redis.js';
-import type { Upstreams } from '../upstream/index.js';
+import type { LiveUpdates } from '../../live/index.js';
+import type { GatewayMetrics } from '../../ops/metrics.js';
+import type { RedisStore } from '../../scale/redis.js';
+import type { Upstreams } from '../../upstream/index.js';
+import { type HttpStagePlugin, withHttpStage } from '../routing.js';
 
 /** What `/metrics` serves, wherever it is served: the gateway's registry, or `scrape` when given. */
 export interface MetricsSource {
@@ -118,6 +118,9 @@ function readiness({
   };
 }
 
+/** The paths this plugin answers. */
+const ENDPOINTS = new Set(['/healthz', '/readyz', '/metrics']);
+
 /**
  * `/healthz`: the process is up. `/readyz`: 200 while this process serves (it listens and has its
  * schema), with what it last knew of its upstreams, Redis and live sources in the body (see
@@ -135,19 +138,24 @@ export function useOperationalEndpoints({
   redis = null,
   live,
   draining = () => false,
-}: OperationalEndpointsOptions): Plugin {
+}: OperationalEndpointsOptions): HttpStagePlugin {
   const ready = readiness({ upstreams, redis, live });
   const { text, contentType } = scraper({ metrics, scrape });
   const servesMetrics = metricsPort === null;
-  return {
-    async onRequest({ url, endResponse }) {
-      if (url.pathname === '/healthz') endResponse(json(200, { status: 'ok' }));
-      else if (url.pathname === '/readyz' && draining()) endResponse(json(503, { status: 'draining' }));
-      else if (url.pathname === '/readyz') {
-        endResponse(new Response(ready(), { status: 200, headers: { 'content-type': 'application/json' } }));
-      } else if (url.pathname === '/metrics' && servesMetrics) {
-        endResponse(new Response(await text(), { headers: { 'content-type': contentType } }));
-      }
+  return withHttpStage(
+    {
+      async onRequest({ url, endResponse }) {
+        if (url.pathname === '/healthz') endResponse(json(200, { status: 'ok' }));
+        else if (url.pathname === '/readyz' && draining()) endResponse(json(503, { status: 'draining' }));
+        else if (url.pathname === '/readyz') {
+          endResponse(
+            new Response(ready(), { status: 200, headers: { 'content-type': 'application/json' } }),
+          );
+        } else if (url.pathname === '/metrics' && servesMetrics) {
+          endResponse(new Response(await text(), { headers: { 'content-type': contentType } }));
+        }
+      },
     },
-  };
+    { declines: ({ path }) => (ENDPOINTS.has(path) ? 'an operational endpoint' : null) },
+  );
 }

@@ -1,7 +1,7 @@
 import type { LiveUpdates } from '../live/index.js';
-import type { CursorCodec } from '../schema/cursors.js';
+import type { StreamHandle } from '../live/streams.js';
+import type { CursorCodec } from './cursors.js';
 import type { Loaders } from './loaders.js';
-import type { StreamHandle } from './streams.js';
 
 /** What every resolver of one GraphQL request sees. */
 export interface Context {

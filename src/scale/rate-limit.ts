@@ -2,9 +2,9 @@ import type { IncomingMessage } from 'node:http';
 import { isIPv4, isIPv6 } from 'node:net';
 import type { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import type { ScaleConfig } from '../../config.js';
-import { GatewayError } from '../../errors.js';
-import { type Budget, traceOf } from '../../ops/request-trace.js';
+import type { ScaleConfig } from '../config.js';
+import { GatewayError } from '../errors.js';
+import { type Budget, traceOf } from '../ops/request-trace.js';
 
 /**
  * Per-client rate limits (contract.md §5): each client may spend RATE_LIMIT_POINTS of query cost
