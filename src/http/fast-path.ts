@@ -4,19 +4,14 @@ import { processRegularResult } from 'graphql-yoga';
 import type { DocumentCache } from '../graphql/pipeline/documents.js';
 import type { PreparedRequest } from '../graphql/pipeline/parts.js';
 import type { AnswerShape } from '../graphql/pipeline/shape.js';
-import {
-  addChargeHeaders,
-  type CorsPolicy,
-  DEFAULT_CACHE_CONTROL,
-  finishResult,
-} from '../graphql/plugins/answers.js';
+import { type CorsPolicy, DEFAULT_CACHE_CONTROL } from '../graphql/plugins/answers.js';
 import { INTERNAL_ANSWER, publicError } from '../graphql/public-errors.js';
 import type { AdapterRequest, Routing, SentParams } from '../graphql/routing.js';
 import type { ContextSource, GatewayYoga } from '../graphql/yoga.js';
 import { errorSummary } from '../ops/logger.js';
-import { attachTrace, finishTrace, startTrace, type Telemetry } from '../ops/request-trace.js';
+import type { Telemetry } from '../ops/request-trace.js';
 import type { Context } from '../schema/context.js';
-import { Cancellation } from '../upstream/cancellation.js';
+import { Exchange } from './exchange.js';
 import { headersOf, pipeResponse } from './node-response.js';
 import { type EventStreams, serveSubscription } from './sse.js';
 
@@ -208,29 +203,14 @@ async function answer(
     hot,
   }: { req: IncomingMessage; res: ServerResponse; params: GraphQLParams; hot: PreparedRequest | null },
 ): Promise<void> {
-  const headers = headersOf(req);
-  const trace = startTrace(headers.get);
-  // The caller's disconnect cancels its upstream calls, as on Yoga's path, and is logged as 499.
-  const cancel = new Cancellation();
-  res.once('close', () => {
-    if (res.writableFinished) finishTrace(telemetry, trace, res.statusCode);
-    else {
-      cancel.abort(new Error('client disconnected'));
-      finishTrace(telemetry, trace, 499);
-    }
-  });
-  const request = { headers, signal: cancel };
-  attachTrace(request, trace);
-  const result = finishResult(
-    trace,
+  // Ends when the socket closes: the answer written, or the caller gone (cancelled, 499).
+  const exchange = new Exchange(req, res, telemetry, cors);
+  const { request } = exchange;
+  const result = exchange.finish(
     await run(yoga, { telemetry, prepared }, { request, params, hot }, { req, res }),
   );
   if (res.destroyed) return;
-  const common = {
-    ...cors.headers(headers.get('origin'), trace.requestId),
-    'cache-control': DEFAULT_CACHE_CONTROL,
-  };
-  await write(yoga, res, result, addChargeHeaders(common, trace));
+  await write(yoga, res, result, exchange.answerHeaders({ 'cache-control': DEFAULT_CACHE_CONTROL }));
 }
 
 /** The last resort: an answer that failed is logged, and the client gets a masked 500 (or a cut). */

@@ -1,24 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ExecutionResult, GraphQLError } from 'graphql';
 import { getSSEProcessor, isAsyncIterable } from 'graphql-yoga';
-import {
-  addChargeHeaders,
-  type CorsPolicy,
-  EVENT_STREAM_HEADERS,
-  finishResult,
-} from '../graphql/plugins/answers.js';
+import { type CorsPolicy, EVENT_STREAM_HEADERS } from '../graphql/plugins/answers.js';
 import type { GatewayYoga } from '../graphql/yoga.js';
 import { type Delivery, type LiveSink, StreamHandle } from '../live/streams.js';
 import type { GatewayMetrics } from '../ops/metrics.js';
-import {
-  attachTrace,
-  finishTrace,
-  type RequestTrace,
-  startTrace,
-  type Telemetry,
-} from '../ops/request-trace.js';
-import { Cancellation } from '../upstream/cancellation.js';
-import { headersOf, pipeResponse } from './node-response.js';
+import type { Telemetry } from '../ops/request-trace.js';
+import { Exchange } from './exchange.js';
+import { pipeResponse } from './node-response.js';
 
 /**
  * GraphQL subscriptions over Server-Sent Events, written by the node:http adapter itself: what a
@@ -244,15 +233,10 @@ export interface SubscriptionRequest {
 const processSse = getSSEProcessor();
 
 /** A result (a refusal, an error, a stream this module does not write) as Yoga's SSE processor writes it. */
-async function answerByYoga(
-  request: SubscriptionRequest,
-  trace: RequestTrace,
-  common: Record<string, string>,
-  result: unknown,
-) {
+async function answerByYoga(request: SubscriptionRequest, exchange: Exchange, result: unknown) {
   const response = await processSse(result as ExecutionResult, request.yoga.fetchAPI, 'text/event-stream');
-  finishTrace(request.telemetry, trace, response.status);
-  await pipeResponse(request.res, response, { ...common, ...EVENT_STREAM_HEADERS });
+  exchange.end(response.status);
+  await pipeResponse(request.res, response, exchange.answerHeaders(EVENT_STREAM_HEADERS));
 }
 
 /**
@@ -261,17 +245,13 @@ async function answerByYoga(
  */
 export async function serveSubscription(request: SubscriptionRequest): Promise<void> {
   const { yoga, telemetry, cors, req, res, params } = request;
-  const headers = headersOf(req);
-  const trace = startTrace(headers.get);
-  const cancel = new Cancellation();
-  const fetchLike = { headers, signal: cancel };
-  attachTrace(fetchLike, trace);
+  // A caller gone before the stream's head is written is logged 499 (its work cancelled).
+  const exchange = new Exchange(req, res, telemetry, cors);
   // The stream's end watches the socket from now on: a client gone cancels the subscribe-time work.
-  const sse = new StreamHandle(res, cancel);
-  const envelope = yoga.getEnveloped({ request: fetchLike, params, req, res, sse });
-  const common = cors.headers(headers.get('origin'), trace.requestId);
+  const sse = new StreamHandle(res, exchange.cancel);
+  const envelope = yoga.getEnveloped({ request: exchange.request, params, req, res, sse });
   const once = (result: unknown) =>
-    answerByYoga(request, trace, common, finishResult(trace, result as ExecutionResult));
+    answerByYoga(request, exchange, exchange.finish(result as ExecutionResult));
   let document: ReturnType<typeof envelope.parse>;
   try {
     document = envelope.parse(params.query);
@@ -295,24 +275,19 @@ export async function serveSubscription(request: SubscriptionRequest): Promise<v
     if (error instanceof GraphQLError) return once({ errors: [error] });
     throw error;
   }
-  // Priced and charged at its start: the stream, or its refusal, says what it cost.
-  addChargeHeaders(common, trace);
   if (!isAsyncIterable(result)) {
     sse.end();
     return once(result);
   }
-  if (sse.ended) {
-    // The client left while it subscribed: everything the stream took is given back already.
-    finishTrace(telemetry, trace, 499);
-    return;
-  }
-  if (!sse.member) {
-    // Not grouped (incremental delivery in a subscription): Yoga's own writer.
-    return answerByYoga(request, trace, common, result);
-  }
-  res.writeHead(200, { ...HEADERS, ...common });
+  // The client left while it subscribed: everything the stream took is given back already, and the
+  // exchange logged it.
+  if (sse.ended) return;
+  // Not grouped (incremental delivery in a subscription): Yoga's own writer.
+  if (!sse.member) return answerByYoga(request, exchange, result);
+  // Priced and charged at its start: the stream's head says what it cost.
+  res.writeHead(200, { ...HEADERS, ...exchange.answerHeaders() });
   res.write(PING);
-  finishTrace(telemetry, trace, 200);
+  exchange.end(200);
   // From here the stream holds nothing of its request: events run in the group's own context, so
   // the request's signal, trace and context (and the pipeline's iterator over the member) go.
   sse.started();
