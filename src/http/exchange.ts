@@ -9,7 +9,7 @@ import {
   type Telemetry,
 } from '../ops/request-trace.js';
 import { Cancellation } from '../upstream/cancellation.js';
-import { headersOf } from './node-response.js';
+import { headersOf, type RequestHeaders } from './node-response.js';
 
 /**
  * One request the node:http adapter answers itself, from its opening to its end: its trace (request
@@ -20,7 +20,9 @@ import { headersOf } from './node-response.js';
  * telemetry and answers plugins.
  */
 export class Exchange {
-  readonly headers: ReturnType<typeof headersOf>;
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly headers: RequestHeaders;
   readonly trace: RequestTrace;
   readonly cancel = new Cancellation();
   /** What the pipeline reads of the request: its headers and its cancellation, with the trace on it. */
@@ -28,12 +30,17 @@ export class Exchange {
   private ended = false;
 
   constructor(
-    readonly req: IncomingMessage,
-    readonly res: ServerResponse,
+    {
+      req,
+      res,
+      headers = headersOf(req),
+    }: { req: IncomingMessage; res: ServerResponse; headers?: RequestHeaders },
     private readonly telemetry: Telemetry,
     private readonly cors: CorsPolicy,
   ) {
-    this.headers = headersOf(req);
+    this.req = req;
+    this.res = res;
+    this.headers = headers;
     this.trace = startTrace(this.headers.get);
     this.request = { headers: this.headers, signal: this.cancel };
     attachTrace(this.request, this.trace);

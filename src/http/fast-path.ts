@@ -12,7 +12,7 @@ import { errorSummary } from '../ops/logger.js';
 import type { Telemetry } from '../ops/request-trace.js';
 import type { Context } from '../schema/context.js';
 import { Exchange } from './exchange.js';
-import { headersOf, pipeResponse } from './node-response.js';
+import { headersOf, pipeResponse, type RequestHeaders } from './node-response.js';
 import { type EventStreams, serveSubscription } from './sse.js';
 
 /**
@@ -201,10 +201,17 @@ async function answer(
     res,
     params,
     hot,
-  }: { req: IncomingMessage; res: ServerResponse; params: GraphQLParams; hot: PreparedRequest | null },
+    headers,
+  }: {
+    req: IncomingMessage;
+    res: ServerResponse;
+    params: GraphQLParams;
+    hot: PreparedRequest | null;
+    headers: RequestHeaders;
+  },
 ): Promise<void> {
   // Ends when the socket closes: the answer written, or the caller gone (cancelled, 499).
-  const exchange = new Exchange(req, res, telemetry, cors);
+  const exchange = new Exchange({ req, res, headers }, telemetry, cors);
   const { request } = exchange;
   const result = exchange.finish(
     await run(yoga, { telemetry, prepared }, { request, params, hot }, { req, res }),
@@ -267,14 +274,18 @@ export interface ListenerOptions {
   prepared: PreparedPath;
 }
 
-/** A request as the plugins see it at the HTTP stage (graphql/routing.ts). */
+/**
+ * A request as the plugins see it at the HTTP stage (graphql/routing.ts). A hot operation's shape
+ * is its prepared request's (one result); any other's is asked of the document cache when a plugin
+ * asks.
+ */
 function adapterRequest(
   req: IncomingMessage,
   params: SentParams,
   text: string | null,
-  documents: DocumentCache,
+  { documents, hot }: { documents: DocumentCache; hot: PreparedRequest | null },
 ): AdapterRequest {
-  let shape: AnswerShape | null | undefined;
+  let shape: AnswerShape | null | undefined = hot ? 'single' : undefined;
   return {
     method: req.method as string,
     path: pathOf(req),
@@ -299,17 +310,19 @@ export function createRequestListener(yoga: GatewayYoga, options: ListenerOption
   const route = (req: IncomingMessage, res: ServerResponse, sent: SentParams, body: Buffer | null) => {
     const toYogaAgain = () => (body ? toYoga(yoga, req, res, body) : yoga(req, res));
     const text = sent.query ?? routing.named(sent);
-    const request = adapterRequest(req, sent, text, prepared.documents);
-    if (text === null || routing.declines(request) !== null) return toYogaAgain();
+    if (text === null) return toYogaAgain();
+    const events = wantsEventStream(req);
+    const hot = events ? null : prepared.documents.preparedRequest(text, sent.operationName);
+    const request = adapterRequest(req, sent, text, { documents: prepared.documents, hot });
+    if (routing.declines(request) !== null) return toYogaAgain();
     const params = { ...sent, query: text };
-    if (wantsEventStream(req)) {
+    if (events) {
       return request.shape() === 'subscription' && sent.query !== undefined
-        ? serveSubscription({ yoga, telemetry, cors, streams, req, res, params })
+        ? serveSubscription({ yoga, telemetry, cors, streams, req, res, params, headers: request.headers })
         : toYogaAgain();
     }
-    const hot = prepared.documents.preparedRequest(text, sent.operationName);
     if (!hot && sent.query === undefined) return toYogaAgain();
-    return answer(yoga, options, { req, res, params, hot });
+    return answer(yoga, options, { req, res, params, hot, headers: request.headers });
   };
   return (req, res) => {
     telemetry.metrics.inFlight.inc();

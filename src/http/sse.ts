@@ -7,7 +7,7 @@ import { type Delivery, type LiveSink, StreamHandle } from '../live/streams.js';
 import type { GatewayMetrics } from '../ops/metrics.js';
 import type { Telemetry } from '../ops/request-trace.js';
 import { Exchange } from './exchange.js';
-import { pipeResponse } from './node-response.js';
+import { pipeResponse, type RequestHeaders } from './node-response.js';
 
 /**
  * GraphQL subscriptions over Server-Sent Events, written by the node:http adapter itself: what a
@@ -227,6 +227,8 @@ export interface SubscriptionRequest {
   req: IncomingMessage;
   res: ServerResponse;
   params: StreamParams;
+  /** The request's headers, as the routing read them (node-response.ts). */
+  headers?: RequestHeaders;
 }
 
 /** A single result (a refusal, an error) written as Yoga's SSE processor writes it. */
@@ -246,7 +248,7 @@ async function answerByYoga(request: SubscriptionRequest, exchange: Exchange, re
 export async function serveSubscription(request: SubscriptionRequest): Promise<void> {
   const { yoga, telemetry, cors, req, res, params } = request;
   // A caller gone before the stream's head is written is logged 499 (its work cancelled).
-  const exchange = new Exchange(req, res, telemetry, cors);
+  const exchange = new Exchange({ req, res, headers: request.headers }, telemetry, cors);
   // The stream's end watches the socket from now on: a client gone cancels the subscribe-time work.
   const sse = new StreamHandle(res, exchange.cancel);
   const envelope = yoga.getEnveloped({ request: exchange.request, params, req, res, sse });

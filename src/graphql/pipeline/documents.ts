@@ -9,10 +9,10 @@ import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
 import type { Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
 import type { DocumentCacheConfig } from '../../config.js';
-import { keepDocument, type OperationRecord, operationKey, operationRecord } from './facts.js';
+import { keepDocument, type OperationRecord, operationFact, operationKey, operationRecord } from './facts.js';
 import { asInterpreted, fieldCount } from './jit.js';
 import { hasPart, type OperationInfo, type PartPlugin, PreparedRequest } from './parts.js';
-import { type AnswerShape, answerShapeOfText, incremental } from './shape.js';
+import { type AnswerShape, answerShape, answerShapeOfText, incremental } from './shape.js';
 import { inParallel } from './validation.js';
 
 /**
@@ -80,6 +80,9 @@ export interface DocumentCacheEvents {
 interface Slot {
   readonly prepared: PreparedDocument;
 }
+
+/** How each operation of a kept document answers. */
+const shapes = operationFact<AnswerShape | null>();
 
 export class DocumentCache {
   /** What the cache keeps of each document it kept, by the parsed document requests hold. */
@@ -156,7 +159,8 @@ export class DocumentCache {
    */
   shapeOf(source: string, operationName: string | null | undefined): AnswerShape | null {
     const kept = this.lru.peek(source)?.prepared.document;
-    return answerShapeOfText(source, operationName, kept ? () => kept : undefined);
+    if (!kept) return answerShapeOfText(source, operationName);
+    return shapes.of(kept, operationName, () => answerShape(kept, operationName));
   }
 
   /** Keeps a parsed document on its keepAfter-th use; the uses before only leave its text with the doorkeeper. */
