@@ -255,12 +255,13 @@ export function automaticPersistedQueries(
       });
   };
   return {
-    // The adapter runs a document it names by a hash held in process; one sent with its hash is
-    // proven and kept on Yoga's path, as is a hash to look up in Redis or to refuse.
+    // The adapter runs a document it names by a hash held in process. A document sent with
+    // extensions (its hash, to be proven and kept) is read on Yoga's path, as is a hash to look up
+    // in Redis or to refuse.
     lookup: withHttpStage(lookup, {
       declines: ({ params }) =>
-        params.query !== undefined && params.extensions?.persistedQuery !== undefined
-          ? 'APQ: a document sent with its hash is proven and registered'
+        params.query !== undefined && params.extensions !== undefined && params.extensions !== null
+          ? 'APQ: a document sent with extensions (its hash proven, the document registered)'
           : null,
       named: (params) => store.named(params),
     }),
