@@ -76,10 +76,13 @@ function collections(text: string): number {
 async function freshScrape(url: string): Promise<Answer> {
   const current = collections((await send(metricsUrl(url), {})).body);
   let res: Answer | undefined;
-  await until(async () => {
-    res = await send(metricsUrl(url), {});
-    return collections(res.body) !== current;
-  });
+  await until(
+    async () => {
+      res = await send(metricsUrl(url), {});
+      return collections(res.body) !== current;
+    },
+    { what: 'a scrape answered by a fresh collection' },
+  );
   return res as Answer;
 }
 
@@ -229,13 +232,14 @@ describe('WORKERS=2 on real upstreams', () => {
       await server.printed(/worker 1: SIGTERM: finishing in-flight requests, refusing new ones/);
       await server.printed(/worker 2: SIGTERM: finishing in-flight requests, refusing new ones/);
       // The primary closes the shared port once both workers have let go of it.
-      for (;;) {
-        const refused = await send(new URL('/healthz', server.url).href, {}).then(
-          () => false,
-          (e: Error & { code?: string }) => e.code === 'ECONNREFUSED',
-        );
-        if (refused) break;
-      }
+      await until(
+        () =>
+          send(new URL('/healthz', server.url).href, {}).then(
+            () => false,
+            (e: Error & { code?: string }) => e.code === 'ECONNREFUSED',
+          ),
+        { within: 20_000, what: 'the shared port closed (a connection refused)' },
+      );
       // The held request keeps its worker, and so the primary, running.
       expect(isRunning(server.child)).toBe(true);
       scan.release();

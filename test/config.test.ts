@@ -1,3 +1,4 @@
+import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
 
@@ -134,24 +135,36 @@ describe('loadConfig', () => {
     ).toMatchObject({ maxInflightBodyBytes: 2_000, minBodyRate: 50 });
   });
 
-  it.each([
-    [{ PORT: 'eighty' }, /PORT must be an integer/],
-    [{ UPSTREAM_TIMEOUT_MS: '0' }, /UPSTREAM_TIMEOUT_MS/],
-    [{ GRAPHIQL: 'maybe' }, /GRAPHIQL must be true or false/],
-    [{ SCAN_URL: 'ftp://x', EXPLORER_URL: 'http://e', STAKE_URL: 'http://s' }, /SCAN_URL must be an http/],
-    [{ HEADERS_TIMEOUT_MS: '20000', REQUEST_TIMEOUT_MS: '10000' }, /at least HEADERS_TIMEOUT_MS/],
-    [{ MAX_CONNECTIONS: '0' }, /MAX_CONNECTIONS/],
-    [{ MAX_INFLIGHT_BODY_BYTES: '50000' }, /MAX_INFLIGHT_BODY_BYTES must be at least MAX_REQUEST_BYTES/],
-    [
-      { MAX_CONNECTIONS_PER_CLIENT: '20' },
-      /MAX_CONNECTIONS_PER_CLIENT must be more than MAX_SUBSCRIPTIONS_PER_CLIENT/,
-    ],
-    [{ MIN_BODY_RATE: '0' }, /MIN_BODY_RATE must be an integer from 1/],
-    [{ BODY_TIMEOUT_MS: '10' }, /BODY_TIMEOUT_MS must be an integer from 100/],
-    [{ METRICS_PORT: 'metrics' }, /METRICS_PORT must be an integer from 0 to 65535/],
-    [{ PORT: '9464', METRICS_PORT: '9464' }, /METRICS_PORT must differ from PORT \(9464\)/],
-    [{ DEVNET: 'maybe' }, /DEVNET must be true or false/],
-  ])('rejects %o', (env, message) => {
-    expect(() => loadConfig(env)).toThrow(message);
-  });
+  const refusals = [
+    { env: { PORT: 'eighty' }, message: /PORT must be an integer/ },
+    { env: { UPSTREAM_TIMEOUT_MS: '0' }, message: /UPSTREAM_TIMEOUT_MS/ },
+    { env: { GRAPHIQL: 'maybe' }, message: /GRAPHIQL must be true or false/ },
+    {
+      env: { SCAN_URL: 'ftp://x', EXPLORER_URL: 'http://e', STAKE_URL: 'http://s' },
+      message: /SCAN_URL must be an http/,
+    },
+    {
+      env: { HEADERS_TIMEOUT_MS: '20000', REQUEST_TIMEOUT_MS: '10000' },
+      message: /at least HEADERS_TIMEOUT_MS/,
+    },
+    { env: { MAX_CONNECTIONS: '0' }, message: /MAX_CONNECTIONS/ },
+    {
+      env: { MAX_INFLIGHT_BODY_BYTES: '50000' },
+      message: /MAX_INFLIGHT_BODY_BYTES must be at least MAX_REQUEST_BYTES/,
+    },
+    {
+      env: { MAX_CONNECTIONS_PER_CLIENT: '20' },
+      message: /MAX_CONNECTIONS_PER_CLIENT must be more than MAX_SUBSCRIPTIONS_PER_CLIENT/,
+    },
+    { env: { MIN_BODY_RATE: '0' }, message: /MIN_BODY_RATE must be an integer from 1/ },
+    { env: { BODY_TIMEOUT_MS: '10' }, message: /BODY_TIMEOUT_MS must be an integer from 100/ },
+    { env: { METRICS_PORT: 'metrics' }, message: /METRICS_PORT must be an integer from 0 to 65535/ },
+    { env: { PORT: '9464', METRICS_PORT: '9464' }, message: /METRICS_PORT must differ from PORT \(9464\)/ },
+    { env: { DEVNET: 'maybe' }, message: /DEVNET must be true or false/ },
+  ];
+  for (const { env, message } of refusals) {
+    it(`rejects ${inspect(env, { breakLength: Number.POSITIVE_INFINITY })}`, () => {
+      expect(() => loadConfig(env)).toThrow(message);
+    });
+  }
 });

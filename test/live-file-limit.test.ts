@@ -13,21 +13,34 @@ import { until } from './support/until.js';
  */
 
 describe('the caps from the open-file limit', () => {
-  it.each([
-    [20_000, {}, 11_024, 10_000],
-    [20_000, { MAX_SUBSCRIPTIONS: '50000', MAX_CONNECTIONS: '60000' }, 19_680, 19_616],
-    [512, { UPSTREAM_CONNECTIONS: '4' }, 360, 296],
-    [
-      512,
-      { UPSTREAM_CONNECTIONS: '4', SCAN_URL: 'http://s', EXPLORER_URL: 'http://e', STAKE_URL: 'http://k' },
-      372,
-      308,
-    ],
-  ])('with %i open files and %j: %i connections, %i streams', (files, env, connections, streams) => {
-    const { config } = fitToFileLimit(loadConfig(env), files);
-    expect(config.server.maxConnections).toBe(connections);
-    expect(config.live.maxSubscriptions).toBe(streams);
-  });
+  const limits = [
+    { files: 20_000, env: {}, connections: 11_024, streams: 10_000 },
+    {
+      files: 20_000,
+      env: { MAX_SUBSCRIPTIONS: '50000', MAX_CONNECTIONS: '60000' },
+      connections: 19_680,
+      streams: 19_616,
+    },
+    { files: 512, env: { UPSTREAM_CONNECTIONS: '4' }, connections: 360, streams: 296 },
+    {
+      files: 512,
+      env: {
+        UPSTREAM_CONNECTIONS: '4',
+        SCAN_URL: 'http://s',
+        EXPLORER_URL: 'http://e',
+        STAKE_URL: 'http://k',
+      },
+      connections: 372,
+      streams: 308,
+    },
+  ];
+  for (const { files, env, connections, streams } of limits) {
+    it(`with ${files} open files and ${JSON.stringify(env)}: ${connections} connections, ${streams} streams`, () => {
+      const { config } = fitToFileLimit(loadConfig(env), files);
+      expect(config.server.maxConnections).toBe(connections);
+      expect(config.live.maxSubscriptions).toBe(streams);
+    });
+  }
 
   it('caps nothing where the limit cannot be read', () => {
     const config = loadConfig({});
@@ -88,7 +101,9 @@ describe('a process under a small open-file limit', () => {
     // The poller still has files for its upstream sockets: the chain moves until a block has
     // reached every stream (the first poll only finds the head), and every stream got the same.
     const moving = setInterval(() => void fetch(`${scan}/_devnet/advance?blocks=1`, { method: 'POST' }), 200);
-    await until(() => streams.every((s) => s.text().includes('event: next')));
+    await until(() => streams.every((s) => s.text().includes('event: next')), {
+      what: 'a block on every open stream',
+    });
     clearInterval(moving);
     const first = (s: { text(): string }) => /"height":(\d+)/.exec(s.text())?.[1];
     expect(new Set(streams.map(first)).size).toBe(1);

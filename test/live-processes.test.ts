@@ -47,7 +47,10 @@ const pollers = () =>
     }),
   );
 
-/** Resolves once `processes` processes have found the head and ask for the block after it. */
+/**
+ * Resolves once `processes` processes have found the head and ask for the block after it; within
+ * 30 s, half the timeout of the tests that ask (60 s), which wait for their events after it.
+ */
 async function headFound(processes = 1): Promise<void> {
   const next = String(devnet.data.blocks.count + 1);
   const asking = () =>
@@ -56,7 +59,10 @@ async function headFound(processes = 1): Promise<void> {
         .filter((r) => r.service === 'scan' && new URLSearchParams(r.query).get('q') === next)
         .map((r) => String(r.headers['x-request-id']).split('-')[2]),
     ).size;
-  await until(() => asking() >= processes);
+  await until(() => asking() >= processes, {
+    within: 30_000,
+    what: `${processes === 1 ? 'a process' : `${processes} processes`} asking for the block after the head`,
+  });
 }
 
 const heightsOf = (events: any[]) => events.map((e) => e.data.blockAdded.height);
@@ -139,6 +145,7 @@ describe.runIf(hasRedis)('two gateway processes on one Redis', () => {
     await until(
       async () =>
         (await (await fetch(new URL('/readyz', survivor.url))).json()).live?.blocks === 'this instance',
+      { within: 20_000, what: "the survivor's /readyz naming itself the blocks' poller" },
     );
     survivorSub.close();
   });

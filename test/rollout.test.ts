@@ -57,7 +57,7 @@ describe.runIf(hasRedis)('a rollout', () => {
     timeout: 60_000,
   }, async () => {
     // Both instances ready behind the balancer: the first takes new requests.
-    await until(() => balancer.ready.every(Boolean));
+    await until(() => balancer.ready.every(Boolean), { what: 'both instances ready behind the balancer' });
     const query = encodeURIComponent('subscription { blockAdded { height } }');
     const heights = () => client.events.map((data) => JSON.parse(data).data.blockAdded.height as number);
     // Another viewer on the second instance all along: its stream, and so its events, go on while
@@ -68,7 +68,9 @@ describe.runIf(hasRedis)('a rollout', () => {
     // The chain moves every 100 ms, through the restart.
     const chain = setInterval(() => devnet.advance(1), 100);
     try {
-      await until(() => heights().length >= 3 && viewer.events.length >= 3);
+      await until(() => heights().length >= 3 && viewer.events.length >= 3, {
+        what: 'three blocks on the client and on the viewer',
+      });
       expect(balancer.served.at(-1)).toBe(0);
       const [first] = instances as [ReturnType<typeof startServerProcess>];
       const exited = once(first.child, 'exit');
@@ -76,7 +78,10 @@ describe.runIf(hasRedis)('a rollout', () => {
       const [code] = await exited;
       expect(code).toBe(0);
       // The client came back through the balancer, to the other instance, and the chain moved on.
-      await until(() => client.connections === 2 && heights().length >= 20);
+      await until(() => client.connections === 2 && heights().length >= 20, {
+        within: 20_000,
+        what: 'the client reconnected through the balancer, twenty blocks in all',
+      });
     } finally {
       clearInterval(chain);
       client.close();

@@ -103,7 +103,9 @@ describe('server process', () => {
       expect(first.map((answer) => answer.status)).toEqual(Array(20).fill(200));
       expect(await inFlight()).toBe(1);
       scan.release();
-      await until(async () => (await (await fetch(new URL('/readyz', url))).json()).upstreams.scan === true);
+      await until(async () => (await (await fetch(new URL('/readyz', url))).json()).upstreams.scan === true, {
+        what: 'a /readyz check that reached the released search service',
+      });
       for (const answer of await burst()) {
         expect(answer.status).toBe(200);
         expect(JSON.parse(answer.text)).toEqual({
@@ -197,7 +199,9 @@ describe('server process', () => {
     // Each on a connection of its own, which the primary hands to the next worker.
     for (let i = 0; i < 4; i++) expect((await send(url, true)).status).toBe(200);
     // A collection made after the four answers: every worker's count, whichever worker scrapes.
-    await until(async () => requestsTotal((await send(metrics)).body) === 4);
+    await until(async () => requestsTotal((await send(metrics)).body) === 4, {
+      what: 'a scrape that counts the four requests',
+    });
     for (let i = 0; i < 4; i++) {
       const scraped = await send(metrics);
       expect(scraped.status).toBe(200);

@@ -136,7 +136,9 @@ describe.runIf(hasChromium)('CORS in Chromium', () => {
       await polled;
       const { heights } = devnet.advance(2);
       await expect
-        .poll(() => page.evaluate(() => (window as unknown as { heights: number[] }).heights))
+        .poll(() => page.evaluate(() => (window as unknown as { heights: number[] }).heights), {
+          message: "the two blocks on the page's EventSource",
+        })
         .toEqual(heights);
       await page.evaluate(() => (window as unknown as { source: EventSource }).source.close());
     } finally {

@@ -169,7 +169,10 @@ async function runSubscriptionTab(page: Page, name: string, field: string) {
   await polled;
   while (!live.moved(devnet.advance(1)));
   await expect
-    .poll(() => page.locator('.graphiql-response').innerText(), { timeout: 30_000 })
+    .poll(() => page.locator('.graphiql-response').innerText(), {
+      timeout: 30_000,
+      message: `${name}'s event in the response pane`,
+    })
     .toMatch(new RegExp(`"${field}"`));
   expect(await page.locator('.graphiql-response').innerText()).not.toMatch(/"errors"/);
   await page.locator('.graphiql-execute-button[aria-label^="Stop"]').click();
@@ -201,11 +204,16 @@ describe.runIf(hasChromium)('GraphiQL tabs in Chromium', () => {
       // applies once the tab has focus, so on mouse-down the tab jumps away from the pointer and
       // the first click lands on the tab strip (plain Yoga with `defaultTabs` does the same).
       await tabs.nth(index).locator('.graphiql-tab-button').press('Enter');
-      await expect.poll(() => page.locator('.graphiql-tab-active').innerText()).toBe(name);
+      await expect
+        .poll(() => page.locator('.graphiql-tab-active').innerText(), { message: `the ${name} tab active` })
+        .toBe(name);
       // The editor shows the tab's document before it runs (a busy machine may lag a frame behind).
       if (name !== 'Overview') {
         await expect
-          .poll(() => page.locator('.graphiql-query-editor').innerText(), { timeout: 15_000 })
+          .poll(() => page.locator('.graphiql-query-editor').innerText(), {
+            timeout: 15_000,
+            message: `${name}'s document in the editor`,
+          })
           .toMatch(new RegExp(`(query|mutation|subscription)\\s+${name}\\b`));
       }
       if (name in LIVE) {
@@ -223,7 +231,9 @@ describe.runIf(hasChromium)('GraphiQL tabs in Chromium', () => {
         expect(value, `${name}.${field}`).not.toBeNull();
       // The answer is the one the response pane shows.
       await expect
-        .poll(() => page.locator('.graphiql-response').innerText())
+        .poll(() => page.locator('.graphiql-response').innerText(), {
+          message: `${name}'s answer in the response pane`,
+        })
         .toMatch(new RegExp(`"${Object.keys(body.data)[0]}"`));
       if (name === 'UpdateBuybackRound') {
         const { input } = variables[name] as { input: { roundId: string; totalSlots: number } };

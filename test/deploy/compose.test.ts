@@ -342,7 +342,10 @@ describe.skipIf(!engine || !hasRedis)('deploy/compose.yaml, started', () => {
       expect(answer.body.data.validators.nodes).toHaveLength(2);
       // /readyz answers at once with its last check (none before the first probe asks for one).
       const readyz = gateway(name).url.replace('/graphql', '/readyz');
-      await until(async () => (await (await fetch(readyz)).json()).redis !== undefined);
+      await until(async () => (await (await fetch(readyz)).json()).redis !== undefined, {
+        within: 30_000,
+        what: `a /readyz check of ${name} that reports Redis`,
+      });
       const ready = await fetch(readyz);
       expect(ready.status).toBe(200);
       expect(await ready.json()).toMatchObject({ status: 'ready', redis: 'up' });
@@ -357,7 +360,10 @@ describe.skipIf(!engine || !hasRedis)('deploy/compose.yaml, started', () => {
     const document = '{ validators(pageSize: 3) { nodes { moniker } } }';
     const stored = new Set(await look.keys('*:responses:*'));
     expect((await query(gateway('gateway-3').url, document)).status).toBe(200);
-    await until(async () => (await look.keys('*:responses:*')).some((key) => !stored.has(key)));
+    await until(async () => (await look.keys('*:responses:*')).some((key) => !stored.has(key)), {
+      within: 30_000,
+      what: "gateway-3's answer stored in Redis",
+    });
     const hits = () =>
       series(gateway('gateway-2').metrics, 'shared_cache_requests_total{cache="responses",result="hit"}');
     const before = await hits();

@@ -161,7 +161,10 @@ describe.skipIf(!engine)('the container image', () => {
     const stream: Subscription = await subscribe(url, 'subscription { blockAdded { height } }');
     expect(stream.status).toBe(200);
     // The first poll finds the head; the block after it is the stream's first event.
-    await until(async () => (await metric(metricsUrl, 'live_polls_total{source="blocks",result="ok"}')) > 0);
+    await until(async () => (await metric(metricsUrl, 'live_polls_total{source="blocks",result="ok"}')) > 0, {
+      within: 30_000,
+      what: "the blocks' first good poll",
+    });
     const advanced = await fetch(`${scanUrl}/_devnet/advance?blocks=1`, { method: 'POST' });
     const { heights } = (await advanced.json()) as { heights: number[] };
     expect((await stream.next()).data.blockAdded.height).toBe(heights[0]);

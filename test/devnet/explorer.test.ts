@@ -45,17 +45,23 @@ describe.each(VARIANTS)('explorer, $label', ({ options }) => {
     errorBody(d, 'explorer', status, expect.stringMatching(message));
 
   describe('authentication', () => {
-    it.each([
-      ['no Authorization header', null, /missing bearer token/],
-      ['a wrong token', 'not-the-token', /invalid access token/],
-    ])('answers %s with 401 and a non-zero code', async (_label, token, message) => {
-      for (const path of ['/api/v1/contract/info/by-symbol?symbol=USDT', '/api/v1/transaction/failed-24h']) {
-        const res = await explorer(path, token);
-        expect(res.status).toBe(401);
-        expect(res.headers.get('www-authenticate')).toBe('Bearer');
-        expect(res.body).toEqual(error(devnet(), 401, message));
-      }
-    });
+    const callers = [
+      { label: 'no Authorization header', token: null, message: /missing bearer token/ },
+      { label: 'a wrong token', token: 'not-the-token', message: /invalid access token/ },
+    ];
+    for (const { label, token, message } of callers) {
+      it(`answers ${label} with 401 and a non-zero code`, async () => {
+        for (const path of [
+          '/api/v1/contract/info/by-symbol?symbol=USDT',
+          '/api/v1/transaction/failed-24h',
+        ]) {
+          const res = await explorer(path, token);
+          expect(res.status).toBe(401);
+          expect(res.headers.get('www-authenticate')).toBe('Bearer');
+          expect(res.body).toEqual(error(devnet(), 401, message));
+        }
+      });
+    }
   });
 
   describe('contracts by symbol (4.4)', () => {

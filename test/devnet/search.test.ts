@@ -72,18 +72,21 @@ describe('search suggestions (4.1)', () => {
     });
   });
 
-  it.each([
-    ['text over 256 bytes', `q=${encodeURIComponent('é'.repeat(129))}`, /256 bytes/],
-    ['a null byte', 'q=12%00', /null byte/],
-    ['an unknown parameter', 'q=12&limit=50', /unknown query parameter: limit/],
-    ['a repeated parameter', 'q=12&q=13', /more than once/],
-    ['no search text', '', /q is required/],
-  ])('rejects %s with 400 and { error }', async (_label, query, message) => {
-    const res = await call(`${devnet().urls.scan}/api/v1/dex/search?${query}`);
-    expect(res.status).toBe(400);
-    expect(Object.keys(res.body)).toEqual(['error']);
-    expect(res.body.error).toMatch(message);
-  });
+  const refusals = [
+    { label: 'text over 256 bytes', query: `q=${encodeURIComponent('é'.repeat(129))}`, message: /256 bytes/ },
+    { label: 'a null byte', query: 'q=12%00', message: /null byte/ },
+    { label: 'an unknown parameter', query: 'q=12&limit=50', message: /unknown query parameter: limit/ },
+    { label: 'a repeated parameter', query: 'q=12&q=13', message: /more than once/ },
+    { label: 'no search text', query: '', message: /q is required/ },
+  ];
+  for (const { label, query, message } of refusals) {
+    it(`rejects ${label} with 400 and { error }`, async () => {
+      const res = await call(`${devnet().urls.scan}/api/v1/dex/search?${query}`);
+      expect(res.status).toBe(400);
+      expect(Object.keys(res.body)).toEqual(['error']);
+      expect(res.body.error).toMatch(message);
+    });
+  }
 
   it('accepts exactly 256 bytes', async () => {
     expect((await suggest('a'.repeat(256))).status).toBe(200);
@@ -115,19 +118,22 @@ describe('exact search (4.2)', () => {
     ]);
   });
 
-  it.each([
-    ['a height past the tip', '999999'],
-    ['zero', '0'],
-    ['an unknown address', `0x${'0'.repeat(40)}`],
-    ['39 hex characters', `0x${'a'.repeat(39)}`],
-    ['a hash prefix', '0xabc'],
-    ['hex without 0x', 'ab'.repeat(32)],
-    ['digits with spaces', ' 12'],
-  ])('never guesses: %s gives no result', async (_label, q) => {
-    const { status, body } = await exact(q);
-    expect(status).toBe(200);
-    expect(body.results).toEqual([]);
-  });
+  const unmatched = [
+    { label: 'a height past the tip', q: '999999' },
+    { label: 'zero', q: '0' },
+    { label: 'an unknown address', q: `0x${'0'.repeat(40)}` },
+    { label: '39 hex characters', q: `0x${'a'.repeat(39)}` },
+    { label: 'a hash prefix', q: '0xabc' },
+    { label: 'hex without 0x', q: 'ab'.repeat(32) },
+    { label: 'digits with spaces', q: ' 12' },
+  ];
+  for (const { label, q } of unmatched) {
+    it(`never guesses: ${label} gives no result`, async () => {
+      const { status, body } = await exact(q);
+      expect(status).toBe(200);
+      expect(body.results).toEqual([]);
+    });
+  }
 
   it('rejects a null byte and unknown parameters', async () => {
     expect((await call(`${devnet().urls.scan}/api/v1/search?q=%00`)).body).toEqual({

@@ -74,19 +74,22 @@ describe.each(VARIANTS)('staking, $label', ({ options }) => {
       expect(body.pagination).toMatchObject({ total: '0', total_pages: 0, has_next: false });
     });
 
-    it.each([
-      ['page_size over 100', 'pagination.page_size=101', /between 1 and 100/],
-      ['page_size 0', 'pagination.page_size=0', /between 1 and 100/],
-      ['page 0', 'pagination.page=0', /starts at 1/],
-      ['a negative page', 'pagination.page=-1', /32-bit integer/],
-      ['a fractional page', 'pagination.page=1.5', /32-bit integer/],
-      ['a page over int32', 'pagination.page=2147483648', /32-bit integer/],
-    ])('rejects %s with 400 and the dialect’s error body', async (_label, extra, message) => {
-      const { address } = delegatorWithMoreThan(1);
-      const res = await stake(`/stake/delegator/delegations?delegator_address=${address}&${extra}`);
-      expect(res.status).toBe(400);
-      expect(res.body).toEqual(error(400, message));
-    });
+    const pages = [
+      { label: 'page_size over 100', extra: 'pagination.page_size=101', message: /between 1 and 100/ },
+      { label: 'page_size 0', extra: 'pagination.page_size=0', message: /between 1 and 100/ },
+      { label: 'page 0', extra: 'pagination.page=0', message: /starts at 1/ },
+      { label: 'a negative page', extra: 'pagination.page=-1', message: /32-bit integer/ },
+      { label: 'a fractional page', extra: 'pagination.page=1.5', message: /32-bit integer/ },
+      { label: 'a page over int32', extra: 'pagination.page=2147483648', message: /32-bit integer/ },
+    ];
+    for (const { label, extra, message } of pages) {
+      it(`rejects ${label} with 400 and the dialect’s error body`, async () => {
+        const { address } = delegatorWithMoreThan(1);
+        const res = await stake(`/stake/delegator/delegations?delegator_address=${address}&${extra}`);
+        expect(res.status).toBe(400);
+        expect(res.body).toEqual(error(400, message));
+      });
+    }
 
     it('requires the delegator address', async () => {
       const res = await stake('/stake/delegator/delegations');
@@ -211,42 +214,86 @@ describe.each(VARIANTS)('staking, $label', ({ options }) => {
       expect((await put({ round_id: 'round-006' }, bearer('wrong'))).status).toBe(401);
     });
 
-    it.each([
-      ['no round_id', { total_slots: 3 }, 400, /round_id is required/],
-      ['an unknown round', { round_id: 'round-999' }, 404, /unknown round/, 'ROUND_NOT_FOUND'],
-      ['fractional slots', { round_id: 'round-005', total_slots: 1.5 }, 400, /positive 32-bit/],
-      ['slots over int32', { round_id: 'round-005', total_slots: 2 ** 31 }, 400, /positive 32-bit/],
-      ['slots as a string', { round_id: 'round-005', total_slots: '10' }, 400, /positive 32-bit/],
-      ['a negative amount', { round_id: 'round-005', min_amount: '-1' }, 400, /decimal string/],
-      ['an amount as a number', { round_id: 'round-005', min_amount: 5 }, 400, /decimal string/],
-      [
-        'min above max',
-        { round_id: 'round-005', min_amount: '10', max_amount: '9.99' },
-        400,
-        /must not exceed/,
-      ],
-      [
-        'min above the stored max',
-        { round_id: 'round-005', min_amount: '900000000000000000000' },
-        400,
-        /must not exceed/,
-      ],
-      [
-        'end before start',
-        { round_id: 'round-005', start_time: '2026-01-02T00:00:00Z', end_time: '2026-01-01T00:00:00Z' },
-        400,
-        /before end_time/,
-      ],
-      ['a bad timestamp', { round_id: 'round-005', start_time: 'yesterday' }, 400, /RFC 3339/],
-      ['an array body', [], 400, /JSON object/],
-      ['slots below the booked ones', { round_id: 'round-001', total_slots: 1 }, 409, /already booked/],
-    ])('rejects %s', async (_label, body, status, message, reason?: string) => {
-      const before = JSON.stringify(devnet().data.rounds.get('round-005'));
-      const res = await put(body);
-      expect(res.status).toBe(status);
-      expect(res.body).toEqual(error(status, message, reason));
-      expect(JSON.stringify(devnet().data.rounds.get('round-005'))).toBe(before);
-    });
+    const refusals: { label: string; body: unknown; status: number; message: RegExp; reason?: string }[] = [
+      { label: 'no round_id', body: { total_slots: 3 }, status: 400, message: /round_id is required/ },
+      {
+        label: 'an unknown round',
+        body: { round_id: 'round-999' },
+        status: 404,
+        message: /unknown round/,
+        reason: 'ROUND_NOT_FOUND',
+      },
+      {
+        label: 'fractional slots',
+        body: { round_id: 'round-005', total_slots: 1.5 },
+        status: 400,
+        message: /positive 32-bit/,
+      },
+      {
+        label: 'slots over int32',
+        body: { round_id: 'round-005', total_slots: 2 ** 31 },
+        status: 400,
+        message: /positive 32-bit/,
+      },
+      {
+        label: 'slots as a string',
+        body: { round_id: 'round-005', total_slots: '10' },
+        status: 400,
+        message: /positive 32-bit/,
+      },
+      {
+        label: 'a negative amount',
+        body: { round_id: 'round-005', min_amount: '-1' },
+        status: 400,
+        message: /decimal string/,
+      },
+      {
+        label: 'an amount as a number',
+        body: { round_id: 'round-005', min_amount: 5 },
+        status: 400,
+        message: /decimal string/,
+      },
+      {
+        label: 'min above max',
+        body: { round_id: 'round-005', min_amount: '10', max_amount: '9.99' },
+        status: 400,
+        message: /must not exceed/,
+      },
+      {
+        label: 'min above the stored max',
+        body: { round_id: 'round-005', min_amount: '900000000000000000000' },
+        status: 400,
+        message: /must not exceed/,
+      },
+      {
+        label: 'end before start',
+        body: { round_id: 'round-005', start_time: '2026-01-02T00:00:00Z', end_time: '2026-01-01T00:00:00Z' },
+        status: 400,
+        message: /before end_time/,
+      },
+      {
+        label: 'a bad timestamp',
+        body: { round_id: 'round-005', start_time: 'yesterday' },
+        status: 400,
+        message: /RFC 3339/,
+      },
+      { label: 'an array body', body: [], status: 400, message: /JSON object/ },
+      {
+        label: 'slots below the booked ones',
+        body: { round_id: 'round-001', total_slots: 1 },
+        status: 409,
+        message: /already booked/,
+      },
+    ];
+    for (const { label, body, status, message, reason } of refusals) {
+      it(`rejects ${label}`, async () => {
+        const before = JSON.stringify(devnet().data.rounds.get('round-005'));
+        const res = await put(body);
+        expect(res.status).toBe(status);
+        expect(res.body).toEqual(error(status, message, reason));
+        expect(JSON.stringify(devnet().data.rounds.get('round-005'))).toBe(before);
+      });
+    }
 
     it('rejects invalid JSON, other content types and oversized bodies', async () => {
       const invalid = await put('{"round_id":');

@@ -59,43 +59,53 @@ describe('updateBuybackRound', () => {
     expect(env.devnet.requests.filter((r) => r.method === 'PUT')).toHaveLength(1);
   });
 
-  it.each([
-    ['totalSlots 0', { totalSlots: 0 }, 'input.totalSlots'],
-    ['totalSlots negative', { totalSlots: -3 }, 'input.totalSlots'],
-    ['minAmount above maxAmount', { minAmount: '10', maxAmount: '9.5' }, 'input.minAmount'],
-    [
-      'startTime after endTime',
-      { startTime: '2031-01-02T00:00:00Z', endTime: '2031-01-01T00:00:00Z' },
-      'input.startTime',
-    ],
-    [
-      'startTime equal to endTime',
-      { startTime: '2031-01-01T00:00:00Z', endTime: '2031-01-01T00:00:00Z' },
-      'input.startTime',
-    ],
-    ['an empty roundId', { roundId: '' }, 'input.roundId'],
-  ])('rejects %s before any upstream call, not applied', async (_label, fields, argument) => {
-    const res = await env.gql(UpdateBuybackRoundDocument, {
-      variables: { input: { roundId: 'round-006', ...fields } },
-      token: env.devnet.token,
+  const refusals = [
+    { label: 'totalSlots 0', fields: { totalSlots: 0 }, argument: 'input.totalSlots' },
+    { label: 'totalSlots negative', fields: { totalSlots: -3 }, argument: 'input.totalSlots' },
+    {
+      label: 'minAmount above maxAmount',
+      fields: { minAmount: '10', maxAmount: '9.5' },
+      argument: 'input.minAmount',
+    },
+    {
+      label: 'startTime after endTime',
+      fields: { startTime: '2031-01-02T00:00:00Z', endTime: '2031-01-01T00:00:00Z' },
+      argument: 'input.startTime',
+    },
+    {
+      label: 'startTime equal to endTime',
+      fields: { startTime: '2031-01-01T00:00:00Z', endTime: '2031-01-01T00:00:00Z' },
+      argument: 'input.startTime',
+    },
+    { label: 'an empty roundId', fields: { roundId: '' }, argument: 'input.roundId' },
+  ];
+  for (const { label, fields, argument } of refusals) {
+    it(`rejects ${label} before any upstream call, not applied`, async () => {
+      const res = await env.gql(UpdateBuybackRoundDocument, {
+        variables: { input: { roundId: 'round-006', ...fields } },
+        token: env.devnet.token,
+      });
+      expect(res.errors?.[0]?.extensions).toEqual({ code: 'BAD_USER_INPUT', argument, applied: false });
+      expect(env.devnet.requests).toHaveLength(0);
     });
-    expect(res.errors?.[0]?.extensions).toEqual({ code: 'BAD_USER_INPUT', argument, applied: false });
-    expect(env.devnet.requests).toHaveLength(0);
-  });
+  }
 
-  it.each([
-    ['a negative amount', { minAmount: '-1' }],
-    ['an amount in exponent form', { maxAmount: '1e9' }],
-    ['a timestamp that is not RFC 3339', { startTime: 'tomorrow' }],
-    ['slots over int32', { totalSlots: 2 ** 31 }],
-  ])('rejects %s as BAD_USER_INPUT at coercion', async (_label, fields) => {
-    const res = await env.gql(UpdateBuybackRoundDocument, {
-      variables: { input: { roundId: 'round-006', ...fields } },
-      token: env.devnet.token,
+  const coercions = [
+    { label: 'a negative amount', fields: { minAmount: '-1' } },
+    { label: 'an amount in exponent form', fields: { maxAmount: '1e9' } },
+    { label: 'a timestamp that is not RFC 3339', fields: { startTime: 'tomorrow' } },
+    { label: 'slots over int32', fields: { totalSlots: 2 ** 31 } },
+  ];
+  for (const { label, fields } of coercions) {
+    it(`rejects ${label} as BAD_USER_INPUT at coercion`, async () => {
+      const res = await env.gql(UpdateBuybackRoundDocument, {
+        variables: { input: { roundId: 'round-006', ...fields } },
+        token: env.devnet.token,
+      });
+      expect(res.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+      expect(env.devnet.requests).toHaveLength(0);
     });
-    expect(res.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
-    expect(env.devnet.requests).toHaveLength(0);
-  });
+  }
 
   it('refuses mutations over GET', async () => {
     const query = encodeURIComponent(

@@ -196,7 +196,7 @@ describe('Apollo Client', () => {
       });
     await env.gateway.live.hub.afterPoll('blocks');
     const [height] = env.devnet.advance(1).heights as [number];
-    await until(() => events.length > 0);
+    await until(() => events.length > 0, { what: "Apollo's subscription given the new block" });
     const [event] = events as [{ id: string; height: number; hash: string }];
     expect(event.height).toBe(height);
     expect(records(client)[`Block:${event.id}`]).toMatchObject({ height, hash: event.hash });

@@ -100,17 +100,24 @@ describe('contractsBySymbol', () => {
     }
   });
 
-  it.each([
-    ['an empty symbol', { symbol: '' }, 'symbol'],
-    ['a symbol with CR/LF', { symbol: 'USDT\r\nX-Injected: 1' }, 'symbol'],
-    ['a 10 KB chain id', { symbol: 'USDT', chainId: 'x'.repeat(10_000) }, 'chainId'],
-    ['page 0', { symbol: 'USDT', page: 0 }, 'page'],
-    ['pageSize 500', { symbol: 'USDT', pageSize: 500 }, 'pageSize'],
-  ])('rejects %s before any upstream call', async (_label, variables, argument) => {
-    const res = await env.gql(ContractsBySymbolDocument, { variables, token: env.devnet.token });
-    expect(res.errors?.[0]?.extensions).toEqual({ code: 'BAD_USER_INPUT', argument });
-    expect(env.devnet.requests).toHaveLength(0);
-  });
+  const refusals = [
+    { label: 'an empty symbol', variables: { symbol: '' }, argument: 'symbol' },
+    { label: 'a symbol with CR/LF', variables: { symbol: 'USDT\r\nX-Injected: 1' }, argument: 'symbol' },
+    {
+      label: 'a 10 KB chain id',
+      variables: { symbol: 'USDT', chainId: 'x'.repeat(10_000) },
+      argument: 'chainId',
+    },
+    { label: 'page 0', variables: { symbol: 'USDT', page: 0 }, argument: 'page' },
+    { label: 'pageSize 500', variables: { symbol: 'USDT', pageSize: 500 }, argument: 'pageSize' },
+  ];
+  for (const { label, variables, argument } of refusals) {
+    it(`rejects ${label} before any upstream call`, async () => {
+      const res = await env.gql(ContractsBySymbolDocument, { variables, token: env.devnet.token });
+      expect(res.errors?.[0]?.extensions).toEqual({ code: 'BAD_USER_INPUT', argument });
+      expect(env.devnet.requests).toHaveLength(0);
+    });
+  }
 });
 
 describe('failedTransactions', () => {

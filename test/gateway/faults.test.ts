@@ -59,42 +59,45 @@ const timed = async <T>(label: string, run: () => Promise<T>): Promise<T> => {
 describe('a misbehaving staking service next to a healthy search service', () => {
   const QUERY = '{ searchSuggestions(query: "7") { query } validatorStatistics { totalValidators } }';
 
-  it.each<[FaultMode | 'refused', string]>([
-    ['hang', 'UPSTREAM_TIMEOUT'],
-    ['drip', 'UPSTREAM_TIMEOUT'],
-    ['reset', 'UPSTREAM_UNAVAILABLE'],
-    ['refused', 'UPSTREAM_UNAVAILABLE'],
-    ['stacktrace500', 'UPSTREAM_ERROR'],
-    ['invalidJson', 'UPSTREAM_ERROR'],
-    ['wrongShape', 'UPSTREAM_ERROR'],
-    ['huge', 'UPSTREAM_ERROR'],
-  ])('%s → %s with partial data, no leak, and the next request served', async (mode, code) => {
-    const gateway = mode === 'refused' ? gatewayWith({}, { stake: await refusedUrl() }) : gatewayWith();
-    if (mode !== 'refused') stake.set('/stake/validators', mode);
-    try {
-      const res = await timed(`stake ${mode}`, () => graphql(gateway, QUERY));
-      expect(res.status).toBe(200);
-      expect(res.data).toEqual({ searchSuggestions: { query: '7' }, validatorStatistics: null });
-      expect(res.errors).toEqual([
-        expect.objectContaining({ path: ['validatorStatistics'], extensions: { code, upstream: 'stake' } }),
-      ]);
-      const text = JSON.stringify(res);
-      for (const leak of [
-        'SELECT',
-        'pool.js',
-        'handler.js',
-        '127.0.0.1',
-        'stake/validators',
-        LEAKY_TEXT.slice(0, 20),
-      ]) {
-        expect(text).not.toContain(leak);
+  const faults: { mode: FaultMode | 'refused'; code: string }[] = [
+    { mode: 'hang', code: 'UPSTREAM_TIMEOUT' },
+    { mode: 'drip', code: 'UPSTREAM_TIMEOUT' },
+    { mode: 'reset', code: 'UPSTREAM_UNAVAILABLE' },
+    { mode: 'refused', code: 'UPSTREAM_UNAVAILABLE' },
+    { mode: 'stacktrace500', code: 'UPSTREAM_ERROR' },
+    { mode: 'invalidJson', code: 'UPSTREAM_ERROR' },
+    { mode: 'wrongShape', code: 'UPSTREAM_ERROR' },
+    { mode: 'huge', code: 'UPSTREAM_ERROR' },
+  ];
+  for (const { mode, code } of faults) {
+    it(`${mode} → ${code} with partial data, no leak, and the next request served`, async () => {
+      const gateway = mode === 'refused' ? gatewayWith({}, { stake: await refusedUrl() }) : gatewayWith();
+      if (mode !== 'refused') stake.set('/stake/validators', mode);
+      try {
+        const res = await timed(`stake ${mode}`, () => graphql(gateway, QUERY));
+        expect(res.status).toBe(200);
+        expect(res.data).toEqual({ searchSuggestions: { query: '7' }, validatorStatistics: null });
+        expect(res.errors).toEqual([
+          expect.objectContaining({ path: ['validatorStatistics'], extensions: { code, upstream: 'stake' } }),
+        ]);
+        const text = JSON.stringify(res);
+        for (const leak of [
+          'SELECT',
+          'pool.js',
+          'handler.js',
+          '127.0.0.1',
+          'stake/validators',
+          LEAKY_TEXT.slice(0, 20),
+        ]) {
+          expect(text).not.toContain(leak);
+        }
+      } finally {
+        stake.set('/stake/validators', 'proxy');
       }
-    } finally {
-      stake.set('/stake/validators', 'proxy');
-    }
-    const next = await graphql(gateway, '{ searchSuggestions(query: "8") { query } }');
-    expect(next.data).toEqual({ searchSuggestions: { query: '8' } });
-  });
+      const next = await graphql(gateway, '{ searchSuggestions(query: "8") { query } }');
+      expect(next.data).toEqual({ searchSuggestions: { query: '8' } });
+    });
+  }
 
   it('maps an explorer envelope with a non-zero code under HTTP 200 to UPSTREAM_ERROR', async () => {
     explorer.set('/api/v1/transaction', 'envelopeError');

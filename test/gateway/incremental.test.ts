@@ -227,10 +227,13 @@ describe.runIf(hasRedis)('automatic persisted queries through Redis', () => {
     // The registration reaches Redis after A's answer: B asks until it is there (each miss is an
     // ordinary PersistedQueryNotFound), then runs the document by its hash alone.
     let data: any;
-    await until(async () => {
-      ({ data } = (await post(b, { extensions: persisted(hash) })).body);
-      return data !== undefined;
-    });
+    await until(
+      async () => {
+        ({ data } = (await post(b, { extensions: persisted(hash) })).body);
+        return data !== undefined;
+      },
+      { what: "A's registration of the document read by B from Redis" },
+    );
     expect(data.validatorStatistics.rewards24h).toEqual(expect.any(String));
   });
 });

@@ -30,7 +30,9 @@ afterAll(async () => {
   await new Promise<void>((resolve) => yogaServer.close(() => resolve()));
 });
 afterEach(async () => {
-  await until(() => env.gateway.live.hub.sources().length === 0);
+  await until(() => env.gateway.live.hub.sources().length === 0, {
+    what: "every live source given up after the test's streams closed",
+  });
 });
 
 const metric = async (name: string, labels: Record<string, string> = {}) => {
@@ -96,7 +98,9 @@ describe('a group of alike subscribers', () => {
     expect(await metric('graphql_subscription_groups')).toBe(1);
     await afterPoll('blocks');
     const { heights } = env.devnet.advance(3);
-    await until(() => streams.every((s) => s.frames().length === 3));
+    await until(() => streams.every((s) => s.frames().length === 3), {
+      what: 'the three blocks on each of the five streams',
+    });
     const [first, ...others] = streams.map((s) => s.text());
     for (const other of others) expect(other).toBe(first);
     expect(
@@ -104,7 +108,9 @@ describe('a group of alike subscribers', () => {
     ).toEqual(heights);
     expect((await metric('live_executions_total', { source: 'blocks' })) - executions).toBe(3);
     for (const s of streams) s.close();
-    await until(async () => (await metric('graphql_subscription_groups')) === 0);
+    await until(async () => (await metric('graphql_subscription_groups')) === 0, {
+      what: 'the group gone once its members closed',
+    });
   });
 
   it('gives a different selection, or other variables, a group of its own', async () => {
@@ -117,7 +123,9 @@ describe('a group of alike subscribers', () => {
     expect(await metric('graphql_subscription_groups')).toBe(3);
     await afterPoll('blocks');
     const [height] = env.devnet.advance(1).heights;
-    await until(() => a.frames().length === 1 && b.frames().length === 1);
+    await until(() => a.frames().length === 1 && b.frames().length === 1, {
+      what: 'the block on both selections',
+    });
     expect(b.frames()[0]).toBe(
       `id: ${height}\nevent: next\ndata: {"data":{"blockAdded":{"height":${height}}}}`,
     );
@@ -131,12 +139,16 @@ describe('a group of alike subscribers', () => {
     const theirs = await open(env.url, FAILED, { authorization: 'Bearer second-caller' });
     expect([mine.status, alsoMine.status, theirs.status]).toEqual([200, 200, 200]);
     expect(await metric('graphql_subscription_groups')).toBe(2);
-    await until(() => env.gateway.live.hub.sources().filter((s) => s.startsWith('failed:')).length === 2);
+    await until(() => env.gateway.live.hub.sources().filter((s) => s.startsWith('failed:')).length === 2, {
+      what: 'a failed-transactions source for each token',
+    });
     await afterPoll('failed');
     await afterPoll('failed');
     const added: string[] = [];
     while (added.length < 1) added.push(...env.devnet.advance(1).failedTxs);
-    await until(() => [mine, alsoMine, theirs].every((s) => s.frames().length === added.length));
+    await until(() => [mine, alsoMine, theirs].every((s) => s.frames().length === added.length), {
+      what: 'the new failure on each of the three streams',
+    });
     expect(mine.text()).toBe(alsoMine.text());
     // Each token's events were read with that token: two explorer credentials, two polls.
     const tokens = new Set(
@@ -164,16 +176,26 @@ describe('a group of alike subscribers', () => {
     );
     stalled.pause();
     const reading = await open(url, fat);
-    await until(async () => (await cutCount()) === 0 && gateway.live.hub.sources().length === 1);
+    await until(async () => (await cutCount()) === 0 && gateway.live.hub.sources().length === 1, {
+      what: "the blocks' source started, no member cut yet",
+    });
     await gateway.live.hub.afterPoll('blocks');
+    // The chain moves 50 blocks a poll until the stalled member is cut.
     let advanced = 0;
-    while ((await cutCount()) === 0) {
-      env.devnet.advance(50);
-      advanced += 50;
-      await gateway.live.hub.afterPoll('blocks');
-    }
+    await until(
+      async () => {
+        if ((await cutCount()) !== 0) return true;
+        env.devnet.advance(50);
+        advanced += 50;
+        await gateway.live.hub.afterPoll('blocks');
+        return false;
+      },
+      { what: 'the stalled member cut' },
+    );
     // The reader kept up with every block while its group's other member was cut.
-    await until(() => reading.frames().length === advanced);
+    await until(() => reading.frames().length === advanced, {
+      what: 'every block on the reading member',
+    });
     const heights = reading.frames().map((f) => Number(/"height":(\d+)/.exec(f)?.[1]));
     expect(heights).toEqual([...heights].sort((x, y) => x - y));
     expect(new Set(heights).size).toBe(advanced);
@@ -190,17 +212,19 @@ describe('a subscriber that reconnects', () => {
     const first = await open(env.url, BLOCKS);
     await afterPoll('blocks');
     const [seen] = env.devnet.advance(1).heights as [number];
-    await until(() => first.frames().length === 1);
+    await until(() => first.frames().length === 1, { what: 'the first block on the first stream' });
     expect(first.frames()[0]?.startsWith(`id: ${seen}\n`)).toBe(true);
     first.close();
-    await until(() => env.gateway.live.hub.sources().length === 0);
+    await until(() => env.gateway.live.hub.sources().length === 0, {
+      what: "the blocks' source given up once the client left",
+    });
     // Blocks come while the client is away.
     const missed = env.devnet.advance(3).heights;
     const again = await open(env.url, BLOCKS, { 'last-event-id': String(seen) });
-    await until(() => again.frames().length === 3);
+    await until(() => again.frames().length === 3, { what: 'the three missed blocks replayed' });
     await afterPoll('blocks');
     const fresh = env.devnet.advance(1).heights;
-    await until(() => again.frames().length === 4);
+    await until(() => again.frames().length === 4, { what: 'the live block after the replay' });
     const ids = again.frames().map((f) => Number(/^id: (\d+)/.exec(f)?.[1]));
     expect(ids).toEqual([...missed, ...fresh]);
     again.close();
@@ -210,15 +234,21 @@ describe('a subscriber that reconnects', () => {
     const first = await open(env.url, BLOCKS);
     await afterPoll('blocks');
     const [seen] = env.devnet.advance(1).heights as [number];
-    await until(() => first.frames().length === 1);
+    await until(() => first.frames().length === 1, { what: 'the first block on the first stream' });
     first.close();
-    await until(() => env.gateway.live.hub.sources().length === 0);
+    await until(() => env.gateway.live.hub.sources().length === 0, {
+      what: "the blocks' source given up once the client left",
+    });
     const missed = env.devnet.advance(2).heights;
     const early = await open(env.url, BLOCKS, { 'last-event-id': String(seen) });
-    await until(() => early.frames().length === 2);
+    await until(() => early.frames().length === 2, {
+      what: 'the two missed blocks replayed to the earlier client',
+    });
     // Another client that lost the same block comes back after the first one's replay was sent.
     const late = await open(env.url, BLOCKS, { 'last-event-id': String(seen) });
-    await until(() => late.frames().length === 2);
+    await until(() => late.frames().length === 2, {
+      what: 'the two missed blocks replayed to the later client',
+    });
     const ids = (s: RawStream) => s.frames().map((f) => Number(/^id: (\d+)/.exec(f)?.[1]));
     expect(ids(early)).toEqual(missed);
     expect(ids(late)).toEqual(missed);
@@ -230,7 +260,9 @@ describe('a subscriber that reconnects', () => {
     const stream = await open(env.url, BLOCKS, { 'last-event-id': 'x; drop table' });
     await afterPoll('blocks');
     const [height] = env.devnet.advance(1).heights;
-    await until(() => stream.frames().length === 1);
+    await until(() => stream.frames().length === 1, {
+      what: 'the next block, as if no Last-Event-ID was sent',
+    });
     expect(stream.frames()[0]?.startsWith(`id: ${height}\n`)).toBe(true);
     stream.close();
   });
@@ -257,7 +289,8 @@ describe('what the adapter hands to Yoga', () => {
       answer += chunk.toString();
     });
     await once(socket, 'close');
-    expect(answer).toMatch(/^HTTP\/1\.1 \d{3} /);
+    // Not the GraphQL endpoint's path: Yoga's 404, and the connection closed as asked.
+    expect(answer).toMatch(/^HTTP\/1\.1 404 /);
     const after = await fetch(env.url, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -282,7 +315,9 @@ describe('the node:http adapter writes what Yoga writes', () => {
     expect(SAME(ours.headers)).toEqual(SAME(yogas.headers));
     await afterPoll('blocks');
     const { heights } = env.devnet.advance(2);
-    await until(() => ours.frames().length === 2 && yogas.frames().length === 2);
+    await until(() => ours.frames().length === 2 && yogas.frames().length === 2, {
+      what: "the two blocks on our adapter's stream and on Yoga's",
+    });
     // The same bytes, but for the `id:` line the adapter writes before each block (its height, for
     // EventSource's Last-Event-ID), which Yoga's writer has no notion of.
     expect(ours.frames().map((f) => f.split('\n')[0])).toEqual(heights.map((h) => `id: ${h}`));

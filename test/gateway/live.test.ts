@@ -29,7 +29,9 @@ const metric = async (name: string) => {
 // Every test closes its streams; the next starts once the gateway has seen them go (no poller
 // left), so that no test's requests or figures include another's.
 afterEach(async () => {
-  await until(() => env.gateway.live.hub.sources().length === 0);
+  await until(() => env.gateway.live.hub.sources().length === 0, {
+    what: "every live source given up after the test's streams closed",
+  });
 });
 
 const BLOCKS = 'subscription Blocks { blockAdded { height hash proposer proposerValidator { moniker } } }';
@@ -66,8 +68,12 @@ describe('blockAdded', () => {
     const received = await Promise.all(subs.map((s) => s.next()));
     expect(received.map((e) => e.data.blockAdded.height)).toEqual(subs.map(() => height));
     for (const s of subs) s.close();
-    await until(() => env.gateway.live.hub.sources().length === 0);
-    await until(async () => (await metric('graphql_subscriptions_active')) === 0);
+    await until(() => env.gateway.live.hub.sources().length === 0, {
+      what: "the blocks' source given up once the last subscriber left",
+    });
+    await until(async () => (await metric('graphql_subscriptions_active')) === 0, {
+      what: 'no subscription counted active',
+    });
   });
 
   it('loses no block to an upstream outage: the stream stays open and the next good poll fills the gap', async () => {
@@ -97,8 +103,12 @@ describe('blockAdded', () => {
     });
     expect(json.status).toBe(406);
     // The refused stream gave its place back and left its source (else the poller ran for it).
-    await until(async () => (await metric('graphql_subscriptions_active')) === 0);
-    await until(() => env.gateway.live.hub.sources().length === 0);
+    await until(async () => (await metric('graphql_subscriptions_active')) === 0, {
+      what: 'no subscription counted active, the refused one included',
+    });
+    await until(() => env.gateway.live.hub.sources().length === 0, {
+      what: "the blocks' source given up, no poller left for the refused stream",
+    });
   });
 
   it('works with the graphql-sse client and with an EventSource-style GET', async () => {
@@ -107,7 +117,9 @@ describe('blockAdded', () => {
     const first = viaClient.next();
     const get = await subscribe(env.url, BLOCKS, { method: 'GET' });
     expect(get.status).toBe(200);
-    await until(() => env.gateway.live.hub.sources().includes('blocks'));
+    await until(() => env.gateway.live.hub.sources().includes('blocks'), {
+      what: "the blocks' source started for both subscribers",
+    });
     await afterPoll('blocks');
     const [height] = env.devnet.advance(1).heights;
     expect((await first).value?.data?.blockAdded.height).toBe(height);
@@ -216,7 +228,9 @@ describe('failedTransactionAdded', () => {
     const mine = await subscribe(env.url, FAILED, { token: env.devnet.token });
     const theirs = await subscribe(env.url, FAILED, { token: 'second-caller' });
     // Two credentials, two sources, each polled with its own token.
-    await until(() => env.gateway.live.hub.sources().filter((s) => s.startsWith('failed:')).length === 2);
+    await until(() => env.gateway.live.hub.sources().filter((s) => s.startsWith('failed:')).length === 2, {
+      what: 'a failed-transactions source for each token',
+    });
     await afterPoll('failed');
     await afterPoll('failed');
     // Both streams work: each gets the next failure, read with its own token (a stream that
@@ -236,7 +250,9 @@ describe('failedTransactionAdded', () => {
     expect(refused.errors.map((e: any) => e.extensions.code)).toEqual(['UNAUTHENTICATED']);
     expect(await theirs.ended).toBe('complete');
     expect(theirs.messages.filter((m) => m.event === 'next')).toHaveLength(shared.length + 1);
-    await until(() => env.gateway.live.hub.sources().filter((s) => s.startsWith('failed:')).length === 1);
+    await until(() => env.gateway.live.hub.sources().filter((s) => s.startsWith('failed:')).length === 1, {
+      what: "the refused token's source given up, mine left",
+    });
     const tokens = new Set(
       env.devnet.requests.filter((r) => r.service === 'explorer').map((r) => r.headers.authorization),
     );
@@ -272,9 +288,13 @@ describe('limits', () => {
       (await gateway.metrics.registry.getSingleMetric(name)?.get())?.values[0]?.value;
     // The chain keeps moving until the gateway gives up on the reader (after that nothing polls).
     const moving = setInterval(() => env.devnet.advance(100), 20);
-    await until(async () => (await value('live_subscribers_cut_total')) === 1);
+    await until(async () => (await value('live_subscribers_cut_total')) === 1, {
+      what: 'the reader that stopped reading cut',
+    });
     clearInterval(moving);
-    await until(() => gateway.live.hub.sources().length === 0);
+    await until(() => gateway.live.hub.sources().length === 0, {
+      what: "the blocks' source given up once the reader was cut",
+    });
     const closed = new Promise((resolve) => socket.once('close', resolve));
     socket.resume();
     await closed;
@@ -319,6 +339,7 @@ describe('limits', () => {
       async () =>
         (await gateway.metrics.registry.getSingleMetric('graphql_subscriptions_active')?.get())?.values[0]
           ?.value === 2,
+      { what: 'the place of the closed stream given back (two active)' },
     );
     const c2 = await subscribe(url, BLOCKS, from('10.0.0.3'));
     expect(c2.status).toBe(200);

@@ -137,131 +137,166 @@ const codesOf = (answer: Exchange) =>
   (parseAnswer(answer.body).errors ?? []).map((e: { extensions: { code: string } }) => e.extensions.code);
 
 describe('the same answer on both transports', () => {
-  it.each([
-    ['a query with variables', post('query($h: Int!) { block(height: $h) { height hash } }', { h: 42 })],
-    [
-      'a 100-row page',
-      post('{ validators(pageSize: 100) { nodes { moniker tokens commission { rate } } } }'),
-    ],
-    [
-      'a read with the caller’s token',
-      post(
+  const successes = [
+    {
+      label: 'a query with variables',
+      call: post('query($h: Int!) { block(height: $h) { height hash } }', { h: 42 }),
+    },
+    {
+      label: 'a 100-row page',
+      call: post('{ validators(pageSize: 100) { nodes { moniker tokens commission { rate } } } }'),
+    },
+    {
+      label: 'a read with the caller’s token',
+      call: post(
         '{ failedTransactions(pageSize: 3) { nodes { hash } } }',
         {},
         {
           authorization: `Bearer devnet-token`,
         },
       ),
-    ],
-  ])('success: %s', async (_label, call) => {
-    const answer = await alike(call);
-    expect(answer.status).toBe(200);
-    expect(codesOf(answer)).toEqual([]);
-    expect(answer.headers['cache-control']).toBe('no-store');
-    expect(answer.headers['x-request-id']).toBe('parity-test');
-  });
+    },
+  ];
+  for (const { label, call } of successes) {
+    it(`success: ${label}`, async () => {
+      const answer = await alike(call);
+      expect(answer.status).toBe(200);
+      expect(codesOf(answer)).toEqual([]);
+      expect(answer.headers['cache-control']).toBe('no-store');
+      expect(answer.headers['x-request-id']).toBe('parity-test');
+    });
+  }
 
   const aliases = `{ ${Array.from({ length: 16 }, (_, i) => `a${i}: searchSuggestions(query: "${i}") { query }`).join(' ')} }`;
-  it.each([
-    ['a syntax error', post('{ validators( }'), 'BAD_USER_INPUT'],
-    ['a validation error', post('{ validatorz { moniker } }'), 'BAD_USER_INPUT'],
-    [
-      'a variable that does not coerce',
-      post('query($h: Int!) { block(height: $h) { hash } }', { h: 'x' }),
-      'BAD_USER_INPUT',
-    ],
-    ['a missing variable', post('query($h: Int!) { block(height: $h) { hash } }'), 'BAD_USER_INPUT'],
-    [
-      'variables nested too deep',
-      post('query($q: String!) { search(query: $q) { results { kind } } }', { q: [[[[[[[[[['x']]]]]]]]]] }),
-      'BAD_USER_INPUT',
-    ],
-    ['an input error in a resolver', post('{ validators(page: 0) { nodes { moniker } } }'), 'BAD_USER_INPUT'],
-    ['two anonymous operations', post('{ __typename } { __typename }'), 'BAD_USER_INPUT'],
-    [
-      'two named operations and no operationName',
-      post('query A { __typename } query B { __typename }'),
-      'BAD_USER_INPUT',
-    ],
-    [
-      'an unknown operationName',
-      { headers: JSON_POST, body: JSON.stringify({ query: '{ __typename }', operationName: 'Nope' }) },
-      'BAD_USER_INPUT',
-    ],
-    ['the alias limit', post(aliases), 'BAD_USER_INPUT'],
-    [
-      'the root field limit',
-      post(`{ ${Array.from({ length: 11 }, (_, i) => `f${i}: __typename`).join(' ')} }`),
-      'BAD_USER_INPUT',
-    ],
-    [
-      'the directive limit',
-      post(`{ validatorStatistics ${'@include(if: true) '.repeat(11)} { timestamp } }`),
-      'BAD_USER_INPUT',
-    ],
-    ['the token limit', post(`{ validatorStatistics { ${'timestamp '.repeat(1_000)} } }`), 'BAD_USER_INPUT'],
-    [
-      'the depth limit',
-      post(
+  const errors = [
+    { label: 'a syntax error', call: post('{ validators( }'), code: 'BAD_USER_INPUT' },
+    { label: 'a validation error', call: post('{ validatorz { moniker } }'), code: 'BAD_USER_INPUT' },
+    {
+      label: 'a variable that does not coerce',
+      call: post('query($h: Int!) { block(height: $h) { hash } }', { h: 'x' }),
+      code: 'BAD_USER_INPUT',
+    },
+    {
+      label: 'a missing variable',
+      call: post('query($h: Int!) { block(height: $h) { hash } }'),
+      code: 'BAD_USER_INPUT',
+    },
+    {
+      label: 'variables nested too deep',
+      call: post('query($q: String!) { search(query: $q) { results { kind } } }', {
+        q: [[[[[[[[[['x']]]]]]]]]],
+      }),
+      code: 'BAD_USER_INPUT',
+    },
+    {
+      label: 'an input error in a resolver',
+      call: post('{ validators(page: 0) { nodes { moniker } } }'),
+      code: 'BAD_USER_INPUT',
+    },
+    {
+      label: 'two anonymous operations',
+      call: post('{ __typename } { __typename }'),
+      code: 'BAD_USER_INPUT',
+    },
+    {
+      label: 'two named operations and no operationName',
+      call: post('query A { __typename } query B { __typename }'),
+      code: 'BAD_USER_INPUT',
+    },
+    {
+      label: 'an unknown operationName',
+      call: { headers: JSON_POST, body: JSON.stringify({ query: '{ __typename }', operationName: 'Nope' }) },
+      code: 'BAD_USER_INPUT',
+    },
+    { label: 'the alias limit', call: post(aliases), code: 'BAD_USER_INPUT' },
+    {
+      label: 'the root field limit',
+      call: post(`{ ${Array.from({ length: 11 }, (_, i) => `f${i}: __typename`).join(' ')} }`),
+      code: 'BAD_USER_INPUT',
+    },
+    {
+      label: 'the directive limit',
+      call: post(`{ validatorStatistics ${'@include(if: true) '.repeat(11)} { timestamp } }`),
+      code: 'BAD_USER_INPUT',
+    },
+    {
+      label: 'the token limit',
+      call: post(`{ validatorStatistics { ${'timestamp '.repeat(1_000)} } }`),
+      code: 'BAD_USER_INPUT',
+    },
+    {
+      label: 'the depth limit',
+      call: post(
         '{ searchSuggestions(query: "0x") { addresses { delegations { nodes { validator { commission { rate } } } } } } }',
       ),
-      'BAD_USER_INPUT',
-    ],
-    [
-      'the cost limit',
-      post(
+      code: 'BAD_USER_INPUT',
+    },
+    {
+      label: 'the cost limit',
+      call: post(
         '{ searchSuggestions(query: "0x") { addresses { delegations(pageSize: 100) { nodes { shares validator { moniker } } } } } }',
       ),
-      'BAD_USER_INPUT',
-    ],
-    [
-      'the body limit (413)',
-      {
+      code: 'BAD_USER_INPUT',
+    },
+    {
+      label: 'the body limit (413)',
+      call: {
         headers: JSON_POST,
         body: JSON.stringify({ query: '{ __typename }', variables: { pad: 'x'.repeat(1_050_000) } }),
       },
-      'BAD_USER_INPUT',
-    ],
-    [
-      'a batch (batching off)',
-      { headers: JSON_POST, body: JSON.stringify([{ query: '{ __typename }' }]) },
-      'BAD_USER_INPUT',
-    ],
-    ['invalid JSON', { headers: JSON_POST, body: '{"query": ' }, 'BAD_USER_INPUT'],
-    [
-      'a body without a query',
-      { headers: JSON_POST, body: JSON.stringify({ variables: {} }) },
-      'BAD_USER_INPUT',
-    ],
-    [
-      'an unknown persisted query (the client then registers it)',
-      {
+      code: 'BAD_USER_INPUT',
+    },
+    {
+      label: 'a batch (batching off)',
+      call: { headers: JSON_POST, body: JSON.stringify([{ query: '{ __typename }' }]) },
+      code: 'BAD_USER_INPUT',
+    },
+    { label: 'invalid JSON', call: { headers: JSON_POST, body: '{"query": ' }, code: 'BAD_USER_INPUT' },
+    {
+      label: 'a body without a query',
+      call: { headers: JSON_POST, body: JSON.stringify({ variables: {} }) },
+      code: 'BAD_USER_INPUT',
+    },
+    {
+      label: 'an unknown persisted query (the client then registers it)',
+      call: {
         headers: JSON_POST,
         body: JSON.stringify({ extensions: { persistedQuery: { version: 1, sha256Hash: 'ab'.repeat(32) } } }),
       },
-      'PERSISTED_QUERY_NOT_FOUND',
-    ],
-    [
-      'a GET without a CSRF-safe header',
-      {
+      code: 'PERSISTED_QUERY_NOT_FOUND',
+    },
+    {
+      label: 'a GET without a CSRF-safe header',
+      call: {
         method: 'GET' as const,
         path: '/graphql?query=%7B__typename%7D',
         headers: { accept: 'application/json' },
       },
-      'BAD_USER_INPUT',
-    ],
-    ['introspection (off in production)', post('{ __schema { types { name } } }'), 'BAD_USER_INPUT'],
-    ['a missing token', post('{ failedTransactions { nodes { hash } } }'), 'UNAUTHENTICATED'],
-    [
-      'a token the explorer refuses',
-      post('{ failedTransactions { nodes { hash } } }', {}, { authorization: 'Bearer stolen' }),
-      'UNAUTHENTICATED',
-    ],
-  ])('error: %s', async (_label, call, code) => {
-    const answer = await alike(call);
-    expect(codesOf(answer)[0]).toBe(code);
-    expect(answer.headers['cache-control']).toBe('no-store');
-  });
+      code: 'BAD_USER_INPUT',
+    },
+    {
+      label: 'introspection (off in production)',
+      call: post('{ __schema { types { name } } }'),
+      code: 'BAD_USER_INPUT',
+    },
+    {
+      label: 'a missing token',
+      call: post('{ failedTransactions { nodes { hash } } }'),
+      code: 'UNAUTHENTICATED',
+    },
+    {
+      label: 'a token the explorer refuses',
+      call: post('{ failedTransactions { nodes { hash } } }', {}, { authorization: 'Bearer stolen' }),
+      code: 'UNAUTHENTICATED',
+    },
+  ];
+  for (const { label, call, code } of errors) {
+    it(`error: ${label}`, async () => {
+      const answer = await alike(call);
+      expect(codesOf(answer)[0]).toBe(code);
+      expect(answer.headers['cache-control']).toBe('no-store');
+    });
+  }
 
   // The adapter's JSON writer answers one result: an operation that answers in a stream is Yoga's,
   // however its text hides it (graphql/pipeline/shape.ts).
@@ -289,59 +324,69 @@ describe('the same answer on both transports', () => {
     expect(codesOf(answer)).toEqual(['UPSTREAM_UNAVAILABLE']);
   });
 
-  it.each([
-    ['no Accept', { 'content-type': 'application/json' }],
-    ['Accept: */*', { 'content-type': 'application/json', accept: '*/*' }],
-    [
-      'the GraphQL over HTTP media type',
-      { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
-    ],
-    [
-      'a charset on the body',
-      { 'content-type': 'application/json; charset=utf-8', accept: 'application/json' },
-    ],
-    ['an Accept nobody serves', { 'content-type': 'application/json', accept: 'text/csv' }],
-  ])('Accept variation: %s', async (_label, headers) => {
-    for (const query of ['{ validatorStatistics { totalValidators } }', '{ validatorz }']) {
-      await alike({ headers, body: JSON.stringify({ query }) });
-    }
-  });
-
-  it.each([
-    ['an allowed origin', ALLOWED, ALLOWED],
-    ['another origin', 'https://evil.example', undefined],
-    ['a localhost origin (not allowed outside devnet mode)', 'http://localhost:3000', undefined],
-    ['no origin', undefined, undefined],
-  ])('Origin variation: %s', async (_label, origin, allowed) => {
-    const headers: Record<string, string> = origin ? { origin } : {};
-    const calls: Call[] = [
-      post('{ validatorStatistics { totalValidators } }', {}, headers),
-      post('{ validatorz }', {}, headers),
-      {
-        method: 'GET' as const,
-        path: '/graphql?query=%7B__typename%7D',
-        headers: { accept: 'application/json', 'x-graphql-csrf': '1', ...headers },
-      },
-      { method: 'GET' as const, path: '/healthz', headers },
-      { method: 'OPTIONS' as const, headers: { ...headers, 'access-control-request-method': 'POST' } },
-    ];
-    for (const call of calls) {
-      const answer = await alike(call);
-      expect(answer.headers['access-control-allow-origin']).toBe(allowed);
-      expect(answer.headers['access-control-allow-credentials']).toBeUndefined();
-      expect(answer.headers.vary).toBe('origin, accept');
-      if (call.method === 'OPTIONS') {
-        expect(answer.status).toBe(204);
-        expect(
-          String(answer.headers['access-control-allow-headers'] ?? '')
-            .split(', ')
-            .includes('authorization'),
-        ).toBe(allowed !== undefined);
-        expect(answer.headers['access-control-allow-methods']).toBe(allowed && 'GET, POST, OPTIONS');
+  const accepts: { label: string; headers: Record<string, string> }[] = [
+    { label: 'no Accept', headers: { 'content-type': 'application/json' } },
+    { label: 'Accept: */*', headers: { 'content-type': 'application/json', accept: '*/*' } },
+    {
+      label: 'the GraphQL over HTTP media type',
+      headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
+    },
+    {
+      label: 'a charset on the body',
+      headers: { 'content-type': 'application/json; charset=utf-8', accept: 'application/json' },
+    },
+    { label: 'an Accept nobody serves', headers: { 'content-type': 'application/json', accept: 'text/csv' } },
+  ];
+  for (const { label, headers } of accepts) {
+    it(`Accept variation: ${label}`, async () => {
+      for (const query of ['{ validatorStatistics { totalValidators } }', '{ validatorz }']) {
+        await alike({ headers, body: JSON.stringify({ query }) });
       }
-      expect(answer.headers['x-request-id'], call.path).toBe('parity-test');
-    }
-  });
+    });
+  }
+
+  const origins = [
+    { label: 'an allowed origin', origin: ALLOWED, allowed: ALLOWED },
+    { label: 'another origin', origin: 'https://evil.example', allowed: undefined },
+    {
+      label: 'a localhost origin (not allowed outside devnet mode)',
+      origin: 'http://localhost:3000',
+      allowed: undefined,
+    },
+    { label: 'no origin', origin: undefined, allowed: undefined },
+  ];
+  for (const { label, origin, allowed } of origins) {
+    it(`Origin variation: ${label}`, async () => {
+      const headers: Record<string, string> = origin ? { origin } : {};
+      const calls: Call[] = [
+        post('{ validatorStatistics { totalValidators } }', {}, headers),
+        post('{ validatorz }', {}, headers),
+        {
+          method: 'GET' as const,
+          path: '/graphql?query=%7B__typename%7D',
+          headers: { accept: 'application/json', 'x-graphql-csrf': '1', ...headers },
+        },
+        { method: 'GET' as const, path: '/healthz', headers },
+        { method: 'OPTIONS' as const, headers: { ...headers, 'access-control-request-method': 'POST' } },
+      ];
+      for (const call of calls) {
+        const answer = await alike(call);
+        expect(answer.headers['access-control-allow-origin']).toBe(allowed);
+        expect(answer.headers['access-control-allow-credentials']).toBeUndefined();
+        expect(answer.headers.vary).toBe('origin, accept');
+        if (call.method === 'OPTIONS') {
+          expect(answer.status).toBe(204);
+          expect(
+            String(answer.headers['access-control-allow-headers'] ?? '')
+              .split(', ')
+              .includes('authorization'),
+          ).toBe(allowed !== undefined);
+          expect(answer.headers['access-control-allow-methods']).toBe(allowed && 'GET, POST, OPTIONS');
+        }
+        expect(answer.headers['x-request-id'], call.path).toBe('parity-test');
+      }
+    });
+  }
 
   it('over the rate limit: 429, retry-after, RATE_LIMITED', async () => {
     // The clock stands still while both are asked, so that both say the same retry-after.

@@ -121,11 +121,14 @@ describe('partial results', () => {
     const gateway = gatewayWith({ stake: closedUrl });
     let down: Response | undefined;
     let body: any;
-    await until(async () => {
-      down = await gateway.yoga.fetch('http://gateway.test/readyz');
-      body = await readAnswer(down);
-      return body.upstreams.stake !== null;
-    });
+    await until(
+      async () => {
+        down = await gateway.yoga.fetch('http://gateway.test/readyz');
+        body = await readAnswer(down);
+        return body.upstreams.stake !== null;
+      },
+      { what: 'a /readyz check that reached the staking service' },
+    );
     // The queries that need staking fail with coded errors; the pod stays in the Service for the rest.
     expect(down?.status).toBe(200);
     expect(body).toEqual({ status: 'ready', upstreams: { scan: true, explorer: true, stake: false } });

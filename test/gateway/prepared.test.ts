@@ -10,6 +10,7 @@ import { loadConfig, loadPersistedOperations } from '../../src/config.js';
 import { exampleVariables } from '../../src/devnet/examples.js';
 import { type Devnet, startDevnet } from '../../src/devnet/index.js';
 import { createGateway, type Gateway, type GatewayOptions } from '../../src/gateway.js';
+import { until } from '../support/until.js';
 import { devnetOptions, listen, parseAnswer, testSettings } from './helpers.js';
 
 /**
@@ -194,7 +195,7 @@ const queries = readdirSync(DIR)
     return definition?.kind === 'OperationDefinition' ? { text, definition } : null;
   })
   .filter((op) => op !== null && op.definition.operation === 'query')
-  .map((op) => [op?.definition.name?.value as string, op?.text as string] as const);
+  .map((op) => ({ name: op?.definition.name?.value as string, text: op?.text as string }));
 
 let base: Twin;
 beforeAll(async () => {
@@ -207,13 +208,15 @@ afterAll(async () => {
 });
 
 describe('a prepared request answers, logs and counts as the first path does', () => {
-  it.each(queries)('the frontends’ %s', async (name, text) => {
-    const call = { query: text, variables: exampleVariables(devnet.data)[name], token: devnet.token };
-    const answer = await alike(base, call, call);
-    expect(answer.status).toBe(200);
-    expect(codes(answer)).toEqual([]);
-    expect(answer.log.at(-1)).toMatchObject({ operation: name, outcome: 'ok', status: 200 });
-  });
+  for (const { name, text } of queries) {
+    it(`the frontends’ ${name}`, async () => {
+      const call = { query: text, variables: exampleVariables(devnet.data)[name], token: devnet.token };
+      const answer = await alike(base, call, call);
+      expect(answer.status).toBe(200);
+      expect(codes(answer)).toEqual([]);
+      expect(answer.log.at(-1)).toMatchObject({ operation: name, outcome: 'ok', status: 200 });
+    });
+  }
 
   const block = 'query Block($h: Int!) { block(height: $h) { height hash } }';
   const deep = 'query Deep($q: String!) { search(query: $q) { results { kind } } }';
@@ -225,68 +228,71 @@ describe('a prepared request answers, logs and counts as the first path does', (
   const nullable =
     'query Nullable($a: String = "x") { delegations(delegatorAddress: $a) { nodes { shares } } validatorStatistics { totalValidators } }';
   const nodes = 'query Nodes($ids: [ID!]!) { nodes(ids: $ids) { id } }';
-  it.each([
-    [
-      'a null fed to a non-null argument',
-      { query: nullable },
-      { query: nullable, variables: { a: null } },
-      'BAD_USER_INPUT',
-      'invalid',
-    ],
-    [
-      'a price its variables make over MAX_COMPLEXITY',
-      { query: nodes, variables: { ids: ['x'] } },
-      { query: nodes, variables: { ids: Array.from({ length: 100 }, (_, i) => `x${i}`) } },
-      'BAD_USER_INPUT',
-      'invalid',
-    ],
-    [
-      'a variable that does not coerce',
-      { query: block, variables: { h: 42 } },
-      { query: block, variables: { h: 'x' } },
-      'BAD_USER_INPUT',
-      'invalid',
-    ],
-    [
-      'a missing variable',
-      { query: block, variables: { h: 42 } },
-      { query: block },
-      'BAD_USER_INPUT',
-      'invalid',
-    ],
-    [
-      'variables nested too deep',
-      { query: deep, variables: { q: 'x' } },
-      { query: deep, variables: { q: [[[[[[[[[['x']]]]]]]]]] } },
-      'BAD_USER_INPUT',
-      'invalid',
-    ],
-    [
-      'an argument its field refuses',
-      { query: paged, variables: { p: 1 } },
-      { query: paged, variables: { p: 0 } },
-      'BAD_USER_INPUT',
-      'error',
-    ],
-    [
-      'a price over MAX_COMPLEXITY',
-      { query: costly, variables: { n: 1 } },
-      { query: costly, variables: { n: 100 } },
-      'BAD_USER_INPUT',
-      'invalid',
-    ],
-    [
-      'a missing token',
-      { query: '{ failedTransactions(pageSize: 2) { nodes { hash } } }' },
-      { query: '{ failedTransactions(pageSize: 2) { nodes { hash } } }' },
-      'UNAUTHENTICATED',
-      'error',
-    ],
-  ])('%s', async (_label, warm, call, code, outcome) => {
-    const answer = await alike(base, { ...warm, token: devnet.token }, call);
-    expect(codes(answer)).toEqual([code]);
-    expect(answer.log.at(-1)).toMatchObject({ outcome, errorCodes: [code] });
-  });
+  const refusals: { label: string; warm: Call; call: Call; code: string; outcome: string }[] = [
+    {
+      label: 'a null fed to a non-null argument',
+      warm: { query: nullable },
+      call: { query: nullable, variables: { a: null } },
+      code: 'BAD_USER_INPUT',
+      outcome: 'invalid',
+    },
+    {
+      label: 'a price its variables make over MAX_COMPLEXITY',
+      warm: { query: nodes, variables: { ids: ['x'] } },
+      call: { query: nodes, variables: { ids: Array.from({ length: 100 }, (_, i) => `x${i}`) } },
+      code: 'BAD_USER_INPUT',
+      outcome: 'invalid',
+    },
+    {
+      label: 'a variable that does not coerce',
+      warm: { query: block, variables: { h: 42 } },
+      call: { query: block, variables: { h: 'x' } },
+      code: 'BAD_USER_INPUT',
+      outcome: 'invalid',
+    },
+    {
+      label: 'a missing variable',
+      warm: { query: block, variables: { h: 42 } },
+      call: { query: block },
+      code: 'BAD_USER_INPUT',
+      outcome: 'invalid',
+    },
+    {
+      label: 'variables nested too deep',
+      warm: { query: deep, variables: { q: 'x' } },
+      call: { query: deep, variables: { q: [[[[[[[[[['x']]]]]]]]]] } },
+      code: 'BAD_USER_INPUT',
+      outcome: 'invalid',
+    },
+    {
+      label: 'an argument its field refuses',
+      warm: { query: paged, variables: { p: 1 } },
+      call: { query: paged, variables: { p: 0 } },
+      code: 'BAD_USER_INPUT',
+      outcome: 'error',
+    },
+    {
+      label: 'a price over MAX_COMPLEXITY',
+      warm: { query: costly, variables: { n: 1 } },
+      call: { query: costly, variables: { n: 100 } },
+      code: 'BAD_USER_INPUT',
+      outcome: 'invalid',
+    },
+    {
+      label: 'a missing token',
+      warm: { query: '{ failedTransactions(pageSize: 2) { nodes { hash } } }' },
+      call: { query: '{ failedTransactions(pageSize: 2) { nodes { hash } } }' },
+      code: 'UNAUTHENTICATED',
+      outcome: 'error',
+    },
+  ];
+  for (const { label, warm, call, code, outcome } of refusals) {
+    it(label, async () => {
+      const answer = await alike(base, { ...warm, token: devnet.token }, call);
+      expect(codes(answer)).toEqual([code]);
+      expect(answer.log.at(-1)).toMatchObject({ outcome, errorCodes: [code] });
+    });
+  }
 
   it('an upstream failing: partial data and a coded error', async () => {
     // No cache to answer from while staking fails.
@@ -418,7 +424,8 @@ describe('what still holds on the prepared path', () => {
         })
         .catch((error: Error) => error.name);
       // Hung up once the upstream call is under way.
-      await vi.waitFor(() => expect(devnet.requests.length).toBe(1), { timeout: 5_000, interval: 5 });
+      await until(() => devnet.requests.length === 1, { within: 5_000, what: 'the upstream call under way' });
+      expect(devnet.requests.length).toBe(1);
       controller.abort();
       expect(await answered).toBe('AbortError');
       const log = await logUntil(base.prepared, from, 'hangs-up');

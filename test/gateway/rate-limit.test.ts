@@ -11,6 +11,7 @@ import { clientAddress } from '../../src/scale/rate-limit.js';
 import { schema } from '../../src/schema/index.js';
 import { hasRedis, startRedis, type TestRedis } from '../support/redis.js';
 import { subscribe } from '../support/sse.js';
+import { until } from '../support/until.js';
 import { devnetOptions, parseAnswer, testSettings } from './helpers.js';
 
 /**
@@ -128,15 +129,18 @@ const refused = (sent: Sent) => {
 };
 
 describe('what an operation costs', () => {
-  it.each([
-    [BLOCK, {}, 11],
-    [STATS, {}, 11],
-    [PAGE, { n: 5 }, 20],
-    [PAGE, { n: 3 }, 16],
-    [TYPENAME, {}, 1],
-  ])('%s with %j costs %i', (query, variables, cost) => {
-    expect(operationCost(schema, parse(query), null, variables)).toBe(cost);
-  });
+  const prices = [
+    { query: BLOCK, variables: {}, cost: 11 },
+    { query: STATS, variables: {}, cost: 11 },
+    { query: PAGE, variables: { n: 5 }, cost: 20 },
+    { query: PAGE, variables: { n: 3 }, cost: 16 },
+    { query: TYPENAME, variables: {}, cost: 1 },
+  ];
+  for (const { query, variables, cost } of prices) {
+    it(`${query} with ${JSON.stringify(variables)} costs ${cost}`, () => {
+      expect(operationCost(schema, parse(query), null, variables)).toBe(cost);
+    });
+  }
 
   it('prices an argument that a field’s rule refuses like any other: refusing it fails that field, not the price', () => {
     const portfolio = (address: string) =>
@@ -461,20 +465,23 @@ describe('who the client is', () => {
     refused(await send(base, BLOCK));
   });
 
-  it.each([
-    ['10.0.0.9', null, 0, '10.0.0.9'],
-    ['::ffff:10.0.0.9', null, 0, '10.0.0.9'],
-    ['10.0.0.9', '1.1.1.1, 2.2.2.2', 0, '10.0.0.9'],
-    ['10.0.0.9', '1.1.1.1, 2.2.2.2', 1, '2.2.2.2'],
-    ['10.0.0.9', '1.1.1.1, 2.2.2.2', 2, '1.1.1.1'],
-    ['10.0.0.9', '1.1.1.1,2.2.2.2,  3.3.3.3', 2, '2.2.2.2'],
+  const hops: { socket: string | undefined; forwarded: string | null; trust: number; client: string }[] = [
+    { socket: '10.0.0.9', forwarded: null, trust: 0, client: '10.0.0.9' },
+    { socket: '::ffff:10.0.0.9', forwarded: null, trust: 0, client: '10.0.0.9' },
+    { socket: '10.0.0.9', forwarded: '1.1.1.1, 2.2.2.2', trust: 0, client: '10.0.0.9' },
+    { socket: '10.0.0.9', forwarded: '1.1.1.1, 2.2.2.2', trust: 1, client: '2.2.2.2' },
+    { socket: '10.0.0.9', forwarded: '1.1.1.1, 2.2.2.2', trust: 2, client: '1.1.1.1' },
+    { socket: '10.0.0.9', forwarded: '1.1.1.1,2.2.2.2,  3.3.3.3', trust: 2, client: '2.2.2.2' },
     // Fewer hops than trusted proxies: the farthest one there is.
-    ['10.0.0.9', '1.1.1.1', 3, '1.1.1.1'],
-    ['10.0.0.9', '', 1, '10.0.0.9'],
-    [undefined, null, 0, 'unknown'],
-  ])('socket %s, x-forwarded-for %j, TRUST_PROXY %i: %s', (socket, forwarded, trust, client) => {
-    expect(clientAddress(socket, forwarded, { trustProxy: trust, ipv6Prefix: 64 })).toBe(client);
-  });
+    { socket: '10.0.0.9', forwarded: '1.1.1.1', trust: 3, client: '1.1.1.1' },
+    { socket: '10.0.0.9', forwarded: '', trust: 1, client: '10.0.0.9' },
+    { socket: undefined, forwarded: null, trust: 0, client: 'unknown' },
+  ];
+  for (const { socket, forwarded, trust, client } of hops) {
+    it(`socket ${socket}, x-forwarded-for ${JSON.stringify(forwarded)}, TRUST_PROXY ${trust}: ${client}`, () => {
+      expect(clientAddress(socket, forwarded, { trustProxy: trust, ipv6Prefix: 64 })).toBe(client);
+    });
+  }
 });
 
 describe.runIf(hasRedis)('with REDIS_URL', () => {
@@ -486,14 +493,20 @@ describe.runIf(hasRedis)('with REDIS_URL', () => {
     await redis?.close();
   });
 
+  type Instance = Awaited<ReturnType<typeof gatewayWith>>;
+  /** Where each instance counts: Redis, or its in-process insurance. */
+  const stores = (...instances: Instance[]) => instances.map((i) => i.gateway.rateLimit?.store);
+
   /** Two gateway instances on one Redis, each on its own socket. */
   async function twoInstances() {
     const scale = { rateLimitPoints: 25, trustProxy: 1, redisUrl: redis.url, redisTimeoutMs: 200 };
     const a = await gatewayWith(scale);
     const b = await gatewayWith(scale);
-    await vi.waitFor(() => {
-      expect([a.gateway.rateLimit?.store, b.gateway.rateLimit?.store]).toEqual(['redis', 'redis']);
+    await until(() => stores(a, b).every((store) => store === 'redis'), {
+      within: 1_000,
+      what: 'both instances counting in Redis',
     });
+    expect(stores(a, b)).toEqual(['redis', 'redis']);
     return { a, b };
   }
   let clients = 0;
@@ -534,12 +547,11 @@ describe.runIf(hasRedis)('with REDIS_URL', () => {
     } finally {
       await redis.start();
     }
-    await vi.waitFor(
-      () => {
-        expect([a.gateway.rateLimit?.store, b.gateway.rateLimit?.store]).toEqual(['redis', 'redis']);
-      },
-      { timeout: 10_000, interval: 100 },
-    );
+    await until(() => stores(a, b).every((store) => store === 'redis'), {
+      within: 10_000,
+      what: 'both instances counting in Redis again',
+    });
+    expect(stores(a, b)).toEqual(['redis', 'redis']);
     const client = newClient();
     answered(await send(a.base, BLOCK, { headers: client }));
     answered(await send(b.base, BLOCK, { headers: client }));

@@ -1,10 +1,11 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { createGateway, type Gateway } from '../../src/gateway.js';
 import { SHARED_FORMAT_VERSION, sharedKeyPrefix } from '../../src/scale/shared-cache.js';
 import { printedSchema } from '../../src/schema/print.js';
 import { hasRedis } from '../support/redis.js';
+import { until } from '../support/until.js';
 import { graphql, testSettings, useDevnetAndRedis } from './helpers.js';
 
 /**
@@ -93,18 +94,29 @@ describe.runIf(hasRedis)('caches shared through Redis (REDIS_URL)', () => {
       .map((a) => env.devnet.stakeAddress(a));
   };
 
+  /** An instance's /readyz: its status and body. */
+  const readyz = async (i: Instance) => {
+    const ready = await i.gateway.yoga.fetch('http://gateway.test/readyz');
+    return { status: ready.status, body: await ready.json() };
+  };
+  type Ready = Awaited<ReturnType<typeof readyz>>;
+  /** The keys in Redis but the locks: stored answers and lists. */
+  const entries = async () => (await keys()).filter((k) => !k.endsWith(':lock'));
+
   /** Until each instance's /readyz reports Redis up (its connection is made). */
   const connected = (...all: Instance[]) =>
     Promise.all(
-      all.map((i) =>
-        vi.waitFor(
+      all.map(async (i) => {
+        let ready: Ready | undefined;
+        await until(
           async () => {
-            const ready = await i.gateway.yoga.fetch('http://gateway.test/readyz');
-            expect(await ready.json()).toMatchObject({ redis: 'up' });
+            ready = await readyz(i);
+            return ready.body.redis === 'up';
           },
-          { timeout: 5_000 },
-        ),
-      ),
+          { within: 5_000, what: "an instance's /readyz reporting Redis up" },
+        );
+        expect(ready?.body).toMatchObject({ redis: 'up' });
+      }),
     );
 
   it('answers on the second instance from Redis, with no upstream call', async () => {
@@ -115,7 +127,15 @@ describe.runIf(hasRedis)('caches shared through Redis (REDIS_URL)', () => {
     expect(first.errors).toBeUndefined();
     expect(validatorPages()).toHaveLength(pagesOfOneList());
     // The first instance stores the answer and the list without holding its answer back for it.
-    await vi.waitFor(async () => expect((await keys()).filter((k) => !k.endsWith(':lock'))).toHaveLength(2));
+    let stored: string[] = [];
+    await until(
+      async () => {
+        stored = await entries();
+        return stored.length === 2;
+      },
+      { within: 1_000, what: 'the answer and the list stored in Redis' },
+    );
+    expect(stored).toHaveLength(2);
 
     env.devnet.resetRecords();
     const second = await graphql(b.gateway, VALIDATOR_TABLE, { variables: { pageSize: 7 } });
@@ -238,7 +258,11 @@ describe.runIf(hasRedis)('caches shared through Redis (REDIS_URL)', () => {
 
       // The outage starts for an instance when its breaker opens (three failed commands in a row).
       for (const i of [a, b]) {
-        await vi.waitFor(() => expect(i.lines.filter(isDown)).toHaveLength(1));
+        await until(() => i.lines.filter(isDown).length === 1, {
+          within: 1_000,
+          what: 'the shared caches logged down once',
+        });
+        expect(i.lines.filter(isDown)).toHaveLength(1);
         const text = await metricsOf(i.gateway);
         expect(metric(text, 'redis_up')).toBe(0);
         expect(metric(text, 'redis_errors_total{kind="error"}')).toBeGreaterThan(0);
@@ -246,28 +270,35 @@ describe.runIf(hasRedis)('caches shared through Redis (REDIS_URL)', () => {
           metric(text, 'shared_cache_requests_total{cache="responses",result="unavailable"}'),
         ).toBeGreaterThan(0);
         // /readyz reuses its answer for a second: wait for one checked since the outage began.
-        await vi.waitFor(
+        let ready: Ready | undefined;
+        await until(
           async () => {
-            const ready = await i.gateway.yoga.fetch('http://gateway.test/readyz');
-            expect(ready.status).toBe(200);
-            expect(await ready.json()).toMatchObject({ status: 'ready', redis: 'down' });
+            ready = await readyz(i);
+            return ready.status === 200 && ready.body.status === 'ready' && ready.body.redis === 'down';
           },
-          { timeout: 5_000, interval: 100 },
+          { within: 5_000, what: '/readyz checked since the outage began, reporting Redis down' },
         );
+        expect(ready?.status).toBe(200);
+        expect(ready?.body).toMatchObject({ status: 'ready', redis: 'down' });
       }
     } finally {
       await env.redis.start();
     }
     // Back: the next trial command (here /readyz's PING) closes the breaker.
     for (const i of [a, b]) {
-      await vi.waitFor(
+      let ready: Ready | undefined;
+      await until(
         async () => {
-          const ready = await i.gateway.yoga.fetch('http://gateway.test/readyz');
-          expect(await ready.json()).toMatchObject({ redis: 'up' });
+          ready = await readyz(i);
+          return ready.body.redis === 'up';
         },
-        { timeout: 15_000, interval: 100 },
+        { within: 15_000, what: '/readyz reporting Redis up again' },
       );
-      await vi.waitFor(() => expect(i.lines.filter(isUp)).toHaveLength(1));
+      expect(ready?.body).toMatchObject({ redis: 'up' });
+      await until(() => i.lines.filter(isUp).length === 1, {
+        within: 1_000,
+        what: 'the shared caches logged up once',
+      });
       expect(i.lines.filter(isDown)).toHaveLength(1);
       expect(i.lines.filter(isUp)).toHaveLength(1);
       expect(metric(await metricsOf(i.gateway), 'redis_up')).toBe(1);
@@ -276,9 +307,9 @@ describe.runIf(hasRedis)('caches shared through Redis (REDIS_URL)', () => {
     // Shared again: an answer of a is served to b from Redis.
     const fromA = await graphql(a.gateway, VALIDATOR_TABLE, { variables: { page: 3, pageSize: 20 } });
     expect(fromA.errors).toBeUndefined();
-    await vi.waitFor(async () =>
-      expect((await keys()).some((k) => k.includes(':responses:') && !k.endsWith(':lock'))).toBe(true),
-    );
+    const answerStored = async () => (await entries()).some((k) => k.includes(':responses:'));
+    await until(answerStored, { within: 1_000, what: "a's answer stored in Redis" });
+    expect(await answerStored()).toBe(true);
     env.devnet.resetRecords();
     expect(await graphql(b.gateway, VALIDATOR_TABLE, { variables: { page: 3, pageSize: 20 } })).toEqual(
       fromA,
@@ -302,7 +333,15 @@ describe.runIf(hasRedis)('caches shared through Redis (REDIS_URL)', () => {
     ]);
     for (const answer of answers) expect(answer.errors).toBeUndefined();
     // What the portfolio's validator join read (public) is the only thing stored.
-    await vi.waitFor(async () => expect(await keys()).toEqual([`${prefix()}validators:list`]));
+    let inRedis: string[] = [];
+    await until(
+      async () => {
+        inRedis = await keys();
+        return inRedis.length === 1 && inRedis[0] === `${prefix()}validators:list`;
+      },
+      { within: 1_000, what: 'the validator list alone stored in Redis' },
+    );
+    expect(inRedis).toEqual([`${prefix()}validators:list`]);
     const stored = (await env.inspect.get(`${prefix()}validators:list`)) ?? '';
     expect(stored.includes(token)).toBe(false);
     expect(stored.toLowerCase().includes(String(delegator).toLowerCase())).toBe(false);
@@ -314,7 +353,15 @@ describe.runIf(hasRedis)('caches shared through Redis (REDIS_URL)', () => {
     expect(
       (await graphql(a.gateway, VALIDATOR_TABLE, { variables: { pageSize: 3 } })).errors,
     ).toBeUndefined();
-    await vi.waitFor(async () => expect((await keys()).filter((k) => !k.endsWith(':lock'))).toHaveLength(2));
+    let stored: string[] = [];
+    await until(
+      async () => {
+        stored = await entries();
+        return stored.length === 2;
+      },
+      { within: 1_000, what: 'the answer and the list stored in Redis' },
+    );
+    expect(stored).toHaveLength(2);
     const schemaText = printedSchema();
     const version = prefix();
     expect(version).toMatch(new RegExp(`^gw:v${SHARED_FORMAT_VERSION}:[\\w-]{16}:[\\w-]{8}:$`));

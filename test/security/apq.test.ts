@@ -34,14 +34,14 @@ const MUTATION =
 const stakeWrites = () => env.devnet.requests.filter((r) => r.service === 'stake' && r.method !== 'GET');
 
 describe('APQ registration proves its hash', () => {
-  it.each([
-    ['version 2', 2],
-    ['version "1" (a string)', '1'],
-    ['no version', undefined],
-    ['version 0', 0],
-  ])(
-    'refuses a document sent under another document’s hash with %s, and registers nothing',
-    async (_, version) => {
+  const versions = [
+    { label: 'version 2', version: 2 },
+    { label: 'version "1" (a string)', version: '1' },
+    { label: 'no version', version: undefined },
+    { label: 'version 0', version: 0 },
+  ];
+  for (const { label, version } of versions) {
+    it(`refuses a document sent under another document’s hash with ${label}, and registers nothing`, async () => {
       const gateway = env.coldGateway();
       const token = env.devnet.token;
       const hash = sha256(CONSOLE_QUERY);
@@ -56,8 +56,8 @@ describe('APQ registration proves its hash', () => {
       );
       expect(victim.body.errors?.[0]?.extensions.code).toBe('PERSISTED_QUERY_NOT_FOUND');
       expect(stakeWrites()).toEqual([]);
-    },
-  );
+    });
+  }
 
   it('refuses a version-1 registration whose hash is not its text’s, and registers nothing', async () => {
     const gateway = env.coldGateway();
@@ -127,10 +127,13 @@ describe('APQ in Redis', () => {
   /** The deployment's hash of documents in Redis, once `hash` is there (registrations follow their answers). */
   const registered = async (hash: string): Promise<string> => {
     let key: string | undefined;
-    await until(async () => {
-      [key] = await client.keys('*apq:documents');
-      return key !== undefined && (await client.hexists(key, hash)) === 1;
-    });
+    await until(
+      async () => {
+        [key] = await client.keys('*apq:documents');
+        return key !== undefined && (await client.hexists(key, hash)) === 1;
+      },
+      { what: `the document of hash ${hash} registered in Redis` },
+    );
     return key as string;
   };
   beforeAll(async () => {

@@ -76,24 +76,27 @@ describe('an IPv6 client is its /64', () => {
     await close();
   });
 
-  it.each([
-    ['2001:db8:1:2:3:4:5:6', 64, '2001:db8:1:2::/64'],
-    ['2001:DB8:1:2::6', 64, '2001:db8:1:2::/64'],
-    ['2001:db8:1:2:3:4:5:6', 48, '2001:db8:1::/48'],
-    ['2001:db8:1:2:3:4:5:6', 56, '2001:db8:1:0::/56'],
-    ['2001:db8:1:2ff:3:4:5:6', 56, '2001:db8:1:200::/56'],
-    ['2001:db8:1:2:3:4:5:6', 128, '2001:db8:1:2:3:4:5:6/128'],
-    ['fe80::1%eth0', 64, 'fe80:0:0:0::/64'],
-    ['::1', 64, '0:0:0:0::/64'],
-    ['64:ff9b::192.0.2.1', 96, '64:ff9b:0:0:0:0::/96'],
-    ['::ffff:10.0.0.9', 64, '10.0.0.9'],
+  const addresses = [
+    { address: '2001:db8:1:2:3:4:5:6', prefix: 64, key: '2001:db8:1:2::/64' },
+    { address: '2001:DB8:1:2::6', prefix: 64, key: '2001:db8:1:2::/64' },
+    { address: '2001:db8:1:2:3:4:5:6', prefix: 48, key: '2001:db8:1::/48' },
+    { address: '2001:db8:1:2:3:4:5:6', prefix: 56, key: '2001:db8:1:0::/56' },
+    { address: '2001:db8:1:2ff:3:4:5:6', prefix: 56, key: '2001:db8:1:200::/56' },
+    { address: '2001:db8:1:2:3:4:5:6', prefix: 128, key: '2001:db8:1:2:3:4:5:6/128' },
+    { address: 'fe80::1%eth0', prefix: 64, key: 'fe80:0:0:0::/64' },
+    { address: '::1', prefix: 64, key: '0:0:0:0::/64' },
+    { address: '64:ff9b::192.0.2.1', prefix: 96, key: '64:ff9b:0:0:0:0::/96' },
+    { address: '::ffff:10.0.0.9', prefix: 64, key: '10.0.0.9' },
     // A proxy that writes the port: each source port is not another client.
-    ['203.0.113.5:41234', 64, '203.0.113.5'],
-    ['[2001:db8:1:2::1]:443', 64, '2001:db8:1:2::/64'],
-    ['10.0.0.9', 64, '10.0.0.9'],
-  ])('%s with CLIENT_IPV6_PREFIX %i is %s', (address, prefix, key) => {
-    expect(clientKey(address, prefix)).toBe(key);
-  });
+    { address: '203.0.113.5:41234', prefix: 64, key: '203.0.113.5' },
+    { address: '[2001:db8:1:2::1]:443', prefix: 64, key: '2001:db8:1:2::/64' },
+    { address: '10.0.0.9', prefix: 64, key: '10.0.0.9' },
+  ];
+  for (const { address, prefix, key } of addresses) {
+    it(`${address} with CLIENT_IPV6_PREFIX ${prefix} is ${key}`, () => {
+      expect(clientKey(address, prefix)).toBe(key);
+    });
+  }
 });
 
 describe('the in-process limiter under a flood of distinct addresses', () => {

@@ -17,20 +17,23 @@ const get = (query: string, extra = '') =>
   });
 
 describe('a GET without the CSRF header', () => {
-  it.each([
-    ['a query', '{ validators(pageSize: 5) { nodes { moniker } } }', ''],
-    [
-      'a query named among a subscription',
-      'query Q { validatorStatistics { totalValidators } } subscription S { blockAdded { height } }',
-      '&operationName=Q',
-    ],
-    ['a document that does not parse', '{ validators(', ''],
-  ])('is refused for %s asking for an event stream, before any upstream call', async (_, query, extra) => {
-    const res = await get(query, extra);
-    expect(res.status).toBe(403);
-    expect(await res.text()).toContain('CSRF');
-    expect(env.devnet.requests).toEqual([]);
-  });
+  const queries = [
+    { label: 'a query', query: '{ validators(pageSize: 5) { nodes { moniker } } }', extra: '' },
+    {
+      label: 'a query named among a subscription',
+      query: 'query Q { validatorStatistics { totalValidators } } subscription S { blockAdded { height } }',
+      extra: '&operationName=Q',
+    },
+    { label: 'a document that does not parse', query: '{ validators(', extra: '' },
+  ];
+  for (const { label, query, extra } of queries) {
+    it(`is refused for ${label} asking for an event stream, before any upstream call`, async () => {
+      const res = await get(query, extra);
+      expect(res.status).toBe(403);
+      expect(await res.text()).toContain('CSRF');
+      expect(env.devnet.requests).toEqual([]);
+    });
+  }
 
   it('runs a subscription asked for as text/event-stream (the positive control: EventSource)', async () => {
     const controller = new AbortController();

@@ -132,9 +132,13 @@ describe('subscribers that hang up while they subscribe', () => {
       const release = devnet.hold('explorer');
       const sockets = TOKENS.map((token) => send(url, body, { ...SSE, authorization: `Bearer ${token}` }));
       // Each subscriber's token is being checked: the explorer holds 20 checks, one per token.
-      await until(() => devnet.requests.filter((r) => r.service === 'explorer').length === PER_CLIENT);
+      await until(() => devnet.requests.filter((r) => r.service === 'explorer').length === PER_CLIENT, {
+        what: `the explorer holding ${PER_CLIENT} token checks`,
+      });
       for (const socket of sockets) socket.destroy();
-      await until(async () => (await gauge(gateway.metrics.inFlight)) === 0);
+      await until(async () => (await gauge(gateway.metrics.inFlight)) === 0, {
+        what: 'no request counted in flight once the clients left',
+      });
       release();
       await nothingLeft(gateway);
       await nextServed(url);
@@ -169,7 +173,7 @@ describe('subscribers that hang up while they subscribe', () => {
       proxy = await startTcpProxy(redis.port);
       const { gateway, url } = await start(`redis://127.0.0.1:${proxy.port}`);
       // Redis is connected and answering before the hold: the rate limit's counters live there.
-      await until(() => gateway.rateLimit?.store === 'redis');
+      await until(() => gateway.rateLimit?.store === 'redis', { what: "the rate limit's counters in Redis" });
       await nextServed(url);
       await nothingLeft(gateway);
       const held = proxy.hold();
@@ -177,9 +181,13 @@ describe('subscribers that hang up while they subscribe', () => {
         send(url, { query: BLOCKS }, { accept: 'text/event-stream' }),
       );
       // Each subscriber's charge is on its way to Redis: one rate-limit key per charge.
-      await until(() => held.sent().split('rate-limit:v1:').length - 1 === 16);
+      await until(() => held.sent().split('rate-limit:v1:').length - 1 === 16, {
+        what: "the 16 subscribers' charges held on their way to Redis",
+      });
       for (const socket of sockets) socket.destroy();
-      await until(async () => (await gauge(gateway.metrics.inFlight)) === 0);
+      await until(async () => (await gauge(gateway.metrics.inFlight)) === 0, {
+        what: 'no request counted in flight once the clients left',
+      });
       held.release();
       await nothingLeft(gateway);
       await nextServed(url);

@@ -203,10 +203,16 @@ describe('the real process under 150 stalled 1 MB bodies from one address', () =
     const closed = () => attackers.filter((a) => a.socket.destroyed).length;
     // Every head read, and each request either answered and closed or admitted (read once the
     // heads are, so that the scrapes themselves do not move the figure measured).
-    await until(async () => settled(port, attackers) && closed() + (await admitted()) / 1e6 === 150);
+    await until(async () => settled(port, attackers) && closed() + (await admitted()) / 1e6 === 150, {
+      within: 20_000,
+      what: 'every head read, each of the 150 requests answered and closed or admitted',
+    });
     const stalled = attackers.filter((a) => !a.socket.destroyed);
     for (const attacker of stalled) attacker.socket.write(Buffer.alloc(999_000, 0x20));
-    await until(() => settled(port, attackers));
+    await until(() => settled(port, attackers), {
+      within: 20_000,
+      what: 'the server done reading what the stalled bodies sent',
+    });
     expect(rss(pid) - idle).toBeLessThan(IDLE_MARGIN);
 
     // 8 bodies fit MAX_INFLIGHT_BODY_BYTES (8,000,000); the other 142 were answered 503 at once, and
@@ -263,7 +269,9 @@ describe('the bytes of request bodies in flight (MAX_INFLIGHT_BODY_BYTES)', () =
     const body = padded(9_990);
     const holder = await rawSocket(port);
     holder.socket.write(`${head(9_990, 'Connection: close\r\n')}${body.slice(0, 100)}`);
-    await until(async () => (await bodyBytes(gateway)) === 9_990);
+    await until(async () => (await bodyBytes(gateway)) === 9_990, {
+      what: "the held body's 9,990 bytes counted in flight",
+    });
     // 58 bytes more than the budget holds.
     const refused = await post(url, QUERY, '127.0.0.2');
     expect(refused.status).toBe(503);
@@ -294,10 +302,14 @@ describe('the bytes of request bodies in flight (MAX_INFLIGHT_BODY_BYTES)', () =
     const { gateway, url, port } = await serve({ maxInflightBodyBytes: 10_000 });
     const holder = await rawSocket(port);
     holder.socket.write(`${head(9_990)}{"query":`);
-    await until(async () => (await bodyBytes(gateway)) === 9_990);
+    await until(async () => (await bodyBytes(gateway)) === 9_990, {
+      what: "the held body's 9,990 bytes counted in flight",
+    });
     expect((await post(url, QUERY, '127.0.0.2')).status).toBe(503);
     holder.socket.destroy();
-    await until(async () => (await bodyBytes(gateway)) === 0);
+    await until(async () => (await bodyBytes(gateway)) === 0, {
+      what: "the departed client's bytes given back",
+    });
     expect((await post(url, QUERY, '127.0.0.2')).status).toBe(200);
     expect(await refusals(gateway, 'body_budget')).toBe(1);
   });
@@ -306,7 +318,9 @@ describe('the bytes of request bodies in flight (MAX_INFLIGHT_BODY_BYTES)', () =
     const { gateway, port } = await serve({ maxInflightBodyBytes: 10_000 });
     const admitted = await rawSocket(port);
     admitted.socket.write(head(9_990, 'Expect: 100-continue\r\n'));
-    await until(() => admitted.received.endsWith('\r\n\r\n'));
+    await until(() => admitted.received.endsWith('\r\n\r\n'), {
+      what: 'an interim answer to the admitted request',
+    });
     expect(admitted.received).toBe('HTTP/1.1 100 Continue\r\n\r\n');
     const refused = await rawSocket(port, '127.0.0.2');
     refused.socket.write(head(Buffer.byteLength(QUERY), 'Expect: 100-continue\r\n'));
@@ -332,19 +346,25 @@ describe('the bytes of request bodies in flight (MAX_INFLIGHT_BODY_BYTES)', () =
       ),
     );
     expect(streams.map((res) => res.status)).toEqual(streams.map(() => 200));
-    await until(async () => (await bodyBytes(gateway)) === 0);
+    await until(async () => (await bodyBytes(gateway)) === 0, {
+      what: "the open streams' body bytes given back",
+    });
     expect((await post(url, QUERY, '127.0.0.2')).status).toBe(200);
     expect(await refusals(gateway, 'body_budget')).toBe(0);
     for (const res of streams) await res.body?.cancel();
     // The streams' source stops with them: nothing of this test polls into the next.
-    await until(() => gateway.live.hub.sources().length === 0);
+    await until(() => gateway.live.hub.sources().length === 0, {
+      what: "the streams' source given up once they were cancelled",
+    });
   });
 
   it('count a body of unknown length (chunked) at MAX_REQUEST_BYTES, the worst case', async () => {
     const { gateway, port } = await serve({ maxInflightBodyBytes: 150_000 });
     const first = await rawSocket(port);
     first.socket.write(`${CHUNKED_HEAD}9\r\n{"query":\r\n`);
-    await until(async () => (await bodyBytes(gateway)) === defaults.limits.requestBytes);
+    await until(async () => (await bodyBytes(gateway)) === defaults.limits.requestBytes, {
+      what: 'the chunked body counted at MAX_REQUEST_BYTES',
+    });
     const second = await rawSocket(port, '127.0.0.2');
     second.socket.write(`${CHUNKED_HEAD}9\r\n{"query":\r\n`);
     await second.closed;
@@ -363,7 +383,7 @@ describe("a client's connections (MAX_CONNECTIONS_PER_CLIENT)", () => {
     const accepted: Socket[] = [];
     server.on('connection', (socket: Socket) => accepted.push(socket));
     const held = [await rawSocket(port), await rawSocket(port)] as const;
-    await until(() => accepted.length === 2);
+    await until(() => accepted.length === 2, { what: "the client's two connections accepted" });
     const beyond = await rawSocket(port);
     beyond.socket.write(`${head(Buffer.byteLength(QUERY))}${QUERY}`);
     await beyond.closed;
@@ -385,7 +405,9 @@ describe("a client's connections (MAX_CONNECTIONS_PER_CLIENT)", () => {
     held[0].socket.write(`${head(Buffer.byteLength(QUERY), 'Connection: close\r\n')}${QUERY}`);
     await held[0].closed;
     expect(held[0].received).toMatch(/^HTTP\/1\.1 200 /);
-    await until(() => accepted[0]?.destroyed === true);
+    await until(() => accepted[0]?.destroyed === true, {
+      what: "the server's side of the answered connection closed",
+    });
     expect((await post(url, QUERY, '127.0.0.1')).status).toBe(200);
     expect(await refusals(gateway, 'client_connections')).toBe(1);
   });
@@ -395,7 +417,7 @@ describe("a client's connections (MAX_CONNECTIONS_PER_CLIENT)", () => {
     const accepted: Socket[] = [];
     server.on('connection', (socket: Socket) => accepted.push(socket));
     await rawSocket(port);
-    await until(() => accepted.length === 1);
+    await until(() => accepted.length === 1, { what: "the client's one connection accepted" });
     const silent = await rawSocket(port);
     const opened = performance.now();
     await silent.closed;
@@ -411,7 +433,9 @@ describe("a client's connections (MAX_CONNECTIONS_PER_CLIENT)", () => {
     // Two requests of 203.0.113.7 in flight through the proxy (every socket is 127.0.0.1's).
     const inFlight = [await rawSocket(port), await rawSocket(port)] as const;
     for (const c of inFlight) c.socket.write(`${head(1_000, from('203.0.113.7'))}${body.slice(0, 10)}`);
-    await until(async () => (await bodyBytes(gateway)) === 2_000);
+    await until(async () => (await bodyBytes(gateway)) === 2_000, {
+      what: "both forwarded requests' bodies counted in flight",
+    });
     const third = await post(url, QUERY, '127.0.0.1', { 'x-forwarded-for': '203.0.113.7' });
     expect(third.status).toBe(429);
     expect(third.headers['retry-after']).toBe('1');
@@ -436,16 +460,20 @@ describe("a body's pace (MIN_BODY_RATE after BODY_TIMEOUT_MS)", () => {
     requestTimeoutMs: 60_000,
   };
 
-  it.each([
-    ['of declared length (the fast path)', head(2_000, 'Connection: close\r\n'), (bytes: string) => bytes],
-    [
-      "of unknown length (chunked: Yoga's path)",
-      CHUNKED_HEAD,
-      (bytes: string) => `${bytes.length.toString(16)}\r\n${bytes}\r\n`,
-    ],
-  ])(
-    'is cut with 408 when a body %s trickles below it, long before REQUEST_TIMEOUT_MS',
-    async (_, start, frame) => {
+  const bodies = [
+    {
+      label: 'of declared length (the fast path)',
+      start: head(2_000, 'Connection: close\r\n'),
+      frame: (bytes: string) => bytes,
+    },
+    {
+      label: "of unknown length (chunked: Yoga's path)",
+      start: CHUNKED_HEAD,
+      frame: (bytes: string) => `${bytes.length.toString(16)}\r\n${bytes}\r\n`,
+    },
+  ];
+  for (const { label, start, frame } of bodies) {
+    it(`is cut with 408 when a body ${label} trickles below it, long before REQUEST_TIMEOUT_MS`, async () => {
       const { gateway, port } = await serve(pace);
       const slow = await rawSocket(port);
       slow.socket.write(start);
@@ -468,10 +496,12 @@ describe("a body's pace (MIN_BODY_RATE after BODY_TIMEOUT_MS)", () => {
         ],
       });
       expect(await refusals(gateway, 'slow_body')).toBe(1);
-      await until(async () => (await bodyBytes(gateway)) === 0);
+      await until(async () => (await bodyBytes(gateway)) === 0, {
+        what: "the cut body's bytes given back",
+      });
       expect(env.devnet.requests).toHaveLength(0);
-    },
-  );
+    });
+  }
 
   it('serves a body sent at a normal pace in several chunks, for longer than BODY_TIMEOUT_MS', async () => {
     const { gateway, port } = await serve(pace);

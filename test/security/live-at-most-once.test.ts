@@ -116,16 +116,25 @@ describe.runIf(hasRedis)('a process whose Redis commands fail while its pub/sub 
     const aPid = a.child.pid as number;
     // A subscribes first and holds the validators' lease; B then finds it held elsewhere.
     const onA = await subscribe(a.url, VALIDATORS);
-    await until(() => validatorPollers().includes(aPid));
+    await until(() => validatorPollers().includes(aPid), {
+      within: 20_000,
+      what: 'A polling the validators',
+    });
     const onB = await subscribe(b.url, VALIDATORS);
     const statsOnB = await subscribe(b.url, STATISTICS);
-    await until(async () => (await elsewherePolls(b.url)) >= 1);
+    await until(async () => (await elsewherePolls(b.url)) >= 1, {
+      within: 20_000,
+      what: "a poll of B that found the validators' lease held elsewhere",
+    });
     const errorsBefore = await counter(b.url, 'redis_errors_total');
     // B's command connection fails from now on (NOPERM); its subscriber connection is untouched.
     await admin.call('ACL', 'SETUSER', 'gateway-b', '-@all', '+@pubsub', '+ping');
     try {
       // B has met the failure on several polls' claims (and, before the fix, polled for itself).
-      await until(async () => (await counter(b.url, 'redis_errors_total')) >= errorsBefore + 6);
+      await until(async () => (await counter(b.url, 'redis_errors_total')) >= errorsBefore + 6, {
+        within: 20_000,
+        what: "six more Redis errors on B's command connection",
+      });
       devnet.resetRecords();
       let changes = 0;
       for (let round = 0; round < 4; round++) {
@@ -156,24 +165,42 @@ describe.runIf(hasRedis)('a process cut off from Redis altogether', () => {
       const b = await startGateway(`redis://127.0.0.1:${proxy.port}`);
       const [aPid, bPid] = [a.child.pid as number, b.child.pid as number];
       const onA = await subscribe(a.url, VALIDATORS);
-      await until(() => validatorPollers().includes(aPid));
+      await until(() => validatorPollers().includes(aPid), {
+        within: 20_000,
+        what: 'A polling the validators',
+      });
       const listeners = (await validatorListeners()) + 1;
       const onB = await subscribe(b.url, VALIDATORS);
       // B listens on the validators' channel, and finds the lease held by A.
-      await until(async () => (await validatorListeners()) === listeners);
-      await until(async () => (await elsewherePolls(b.url)) >= 1);
+      await until(async () => (await validatorListeners()) === listeners, {
+        within: 20_000,
+        what: "B listening on the validators' channel",
+      });
+      await until(async () => (await elsewherePolls(b.url)) >= 1, {
+        within: 20_000,
+        what: "a poll of B that found the validators' lease held elsewhere",
+      });
       await proxy.cut();
       // B polls for itself: its first poll reads the list as it is, the next ones diff it.
       devnet.resetRecords();
-      await until(() => validatorPollers().filter((pid) => pid === bPid).length >= 2);
+      await until(() => validatorPollers().filter((pid) => pid === bPid).length >= 2, {
+        within: 20_000,
+        what: 'two polls of the validators by B, cut off from Redis',
+      });
       let changes = await changeValidators(3, [onA, onB]);
       expect(new Set(validatorPollers())).toEqual(new Set([aPid, bPid]));
       // Redis is back for B: it finds the lease held by A again, and polls no more.
       const waits = await elsewherePolls(b.url);
       await proxy.mend();
-      await until(async () => (await elsewherePolls(b.url)) > waits);
+      await until(async () => (await elsewherePolls(b.url)) > waits, {
+        within: 20_000,
+        what: 'a poll of B, Redis back, that found the lease held by A again',
+      });
       // And hears A's events again: its subscriber connection is back on the channel.
-      await until(async () => (await validatorListeners()) === listeners);
+      await until(async () => (await validatorListeners()) === listeners, {
+        within: 20_000,
+        what: "B back on the validators' channel",
+      });
       devnet.resetRecords();
       changes += await changeValidators(3, [onA, onB]);
       expect(new Set(validatorPollers())).toEqual(new Set([aPid]));

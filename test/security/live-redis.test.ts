@@ -71,7 +71,9 @@ describe.runIf(hasRedis)('live updates on a shared Redis', () => {
     const sub = await subscribe(url, FAILED, { token });
     expect(sub.status).toBe(200);
     // The first poll stored what it saw: the source's lease, state and channel all exist now.
-    await until(async () => (await liveKeys()).some((k) => k.startsWith('live:state:')));
+    await until(async () => (await liveKeys()).some((k) => k.startsWith('live:state:')), {
+      what: "the failed-transactions source's first poll stored in Redis",
+    });
     const hmac = hmacOf(token);
     expect(await liveKeys()).toEqual([`live:lease:failed:${hmac}`, `live:state:failed:${hmac}`]);
     expect(await liveChannels()).toEqual([`live:events:failed:${hmac}`]);
@@ -101,34 +103,47 @@ describe.runIf(hasRedis)('live updates on a shared Redis', () => {
     const b = await start();
     const onA = await subscribe(a.url, BLOCKS);
     // A polls: it holds the lease before B has a subscriber.
-    await until(async () => (await liveKeys()).includes('live:state:blocks'));
+    await until(async () => (await liveKeys()).includes('live:state:blocks'), {
+      what: "A's first poll of the blocks stored in Redis",
+    });
     const onB = await subscribe(b.url, BLOCKS);
-    await until(() => b.gateway.live.hub.sources().includes('blocks'));
+    await until(() => b.gateway.live.hub.sources().includes('blocks'), {
+      what: "B's blocks source started",
+    });
     const holder = ownerOf(
       await env.inspect.get((await env.inspect.keys('*live:lease:blocks'))[0] as string),
     ) as string;
     const readyOf = async (g: Gateway) => (await g.yoga.fetch('http://gateway.test/readyz')).json();
     // /readyz answers at once with the last check it finished: the first one is under way.
-    await until(async () => (await readyOf(a.gateway)).live !== undefined);
-    await until(async () => (await readyOf(b.gateway)).live !== undefined);
+    await until(async () => (await readyOf(a.gateway)).live !== undefined, {
+      what: 'a /readyz check of A that reports the live sources',
+    });
+    await until(async () => (await readyOf(b.gateway)).live !== undefined, {
+      what: 'a /readyz check of B that reports the live sources',
+    });
     expect((await readyOf(a.gateway)).live).toEqual({ blocks: 'this instance' });
     expect((await readyOf(b.gateway)).live).toEqual({ blocks: holder });
     expect(holder).toMatch(/^[0-9a-f]{16}$/);
     expect(holder).not.toContain(hostname());
     // Random per instance: B's own id (its lease, once A has given the source up) is another.
     onA.close();
-    await until(async () => {
-      const lease = ownerOf(
-        await env.inspect.get((await env.inspect.keys('*live:lease:blocks'))[0] ?? 'none'),
-      );
-      return lease !== null && lease !== holder;
-    });
+    await until(
+      async () => {
+        const lease = ownerOf(
+          await env.inspect.get((await env.inspect.keys('*live:lease:blocks'))[0] ?? 'none'),
+        );
+        return lease !== null && lease !== holder;
+      },
+      { what: "the blocks' lease taken over by B" },
+    );
     const next = ownerOf(
       await env.inspect.get((await env.inspect.keys('*live:lease:blocks'))[0] as string),
     ) as string;
     expect(next).toMatch(/^[0-9a-f]{16}$/);
     // /readyz reuses its answer for a second: B says so once it checks again.
-    await until(async () => (await readyOf(b.gateway)).live?.blocks === 'this instance');
+    await until(async () => (await readyOf(b.gateway)).live?.blocks === 'this instance', {
+      what: "B's /readyz naming itself the blocks' poller",
+    });
     onB.close();
   });
 });

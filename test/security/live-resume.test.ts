@@ -99,7 +99,9 @@ describe('subscribers resuming after a block', () => {
     const price = UPSTREAM_COST * (1 + CATCH_UP);
     expect(admitted).toBe(Math.floor(budget / price));
     expect(resumes.slice(admitted).every((s) => s.status === 429)).toBe(true);
-    await until(() => replayReads() === admitted * CATCH_UP);
+    await until(() => replayReads() === admitted * CATCH_UP, {
+      what: "the admitted resumes' gaps read, LIVE_CATCH_UP blocks each",
+    });
     for (const s of resumes.slice(0, admitted))
       expect((await s.next()).data.blockAdded.height).toBeGreaterThan(head - 1_000);
     expect(replayReads()).toBe(admitted * CATCH_UP);
@@ -111,7 +113,9 @@ describe('subscribers resuming after a block', () => {
     await gateway.live.hub.afterPoll('blocks');
     const cold = devnet.requests.filter((r) => r.service === 'scan').length;
     first.close();
-    await until(() => gateway.live.hub.sources().length === 0);
+    await until(() => gateway.live.hub.sources().length === 0, {
+      what: "the blocks' poller stopped once its subscriber left",
+    });
     devnet.resetRecords();
     const polled = gateway.live.hub.afterPoll('blocks');
     await follow(url);

@@ -94,39 +94,45 @@ async function updateWhile(mode: FaultMode, totalSlots: number) {
 }
 
 describe('applied: true — staking answered 2xx', () => {
-  it.each<[FaultMode, string, number]>([
-    ['appliedUnreadable', 'a body that is not JSON', 131],
-    ['appliedCut', 'a body cut mid-way', 132],
-    ['appliedStall', 'a body that stalls past UPSTREAM_TIMEOUT_MS', 133],
-    ['appliedHuge', 'a body over the response size cap', 134],
-  ])('%s (%s): UPSTREAM_ERROR, applied: true, one PUT', async (mode, _what, totalSlots) => {
-    const error = await updateWhile(mode, totalSlots);
-    expect(error.extensions).toEqual({ code: 'UPSTREAM_ERROR', upstream: 'stake', applied: true });
-    expect(error.message).toMatch(/accepted the update/);
-    expect(error.message).toMatch(/read the round/);
-    expect(putsReceived()).toBe(1);
-    // It did happen: the devnet holds the new value.
-    expect(putsApplied()).toBe(1);
-    expect(slotsOf(ROUND)).toBe(totalSlots);
-  });
+  const answers: { mode: FaultMode; label: string; totalSlots: number }[] = [
+    { mode: 'appliedUnreadable', label: 'a body that is not JSON', totalSlots: 131 },
+    { mode: 'appliedCut', label: 'a body cut mid-way', totalSlots: 132 },
+    { mode: 'appliedStall', label: 'a body that stalls past UPSTREAM_TIMEOUT_MS', totalSlots: 133 },
+    { mode: 'appliedHuge', label: 'a body over the response size cap', totalSlots: 134 },
+  ];
+  for (const { mode, label, totalSlots } of answers) {
+    it(`${mode} (${label}): UPSTREAM_ERROR, applied: true, one PUT`, async () => {
+      const error = await updateWhile(mode, totalSlots);
+      expect(error.extensions).toEqual({ code: 'UPSTREAM_ERROR', upstream: 'stake', applied: true });
+      expect(error.message).toMatch(/accepted the update/);
+      expect(error.message).toMatch(/read the round/);
+      expect(putsReceived()).toBe(1);
+      // It did happen: the devnet holds the new value.
+      expect(putsApplied()).toBe(1);
+      expect(slotsOf(ROUND)).toBe(totalSlots);
+    });
+  }
 });
 
 describe('applied: null — sent, and no status came back', () => {
-  it.each<[FaultMode, string, string]>([
-    ['reset', 'connection closed after the request was read', 'UPSTREAM_UNAVAILABLE'],
-    ['tcpReset', 'connection reset after the request was read', 'UPSTREAM_UNAVAILABLE'],
-    ['hang', 'no headers within UPSTREAM_TIMEOUT_MS', 'UPSTREAM_TIMEOUT'],
-  ])('%s (%s): %s, applied: null, read the round first, one PUT', async (mode, _what, code) => {
-    const before = slotsOf(ROUND);
-    const error = await updateWhile(mode, 141);
-    expect(error.extensions).toEqual({ code, upstream: 'stake', applied: null });
-    expect(error.message).toMatch(/may have been applied/);
-    expect(error.message).toMatch(/read the round before trying again/i);
-    expect(putsReceived()).toBe(1);
-    // This fault upstream never passed it on; the client could not know that.
-    expect(putsApplied()).toBe(0);
-    expect(slotsOf(ROUND)).toBe(before);
-  });
+  const faults: { mode: FaultMode; label: string; code: string }[] = [
+    { mode: 'reset', label: 'connection closed after the request was read', code: 'UPSTREAM_UNAVAILABLE' },
+    { mode: 'tcpReset', label: 'connection reset after the request was read', code: 'UPSTREAM_UNAVAILABLE' },
+    { mode: 'hang', label: 'no headers within UPSTREAM_TIMEOUT_MS', code: 'UPSTREAM_TIMEOUT' },
+  ];
+  for (const { mode, label, code } of faults) {
+    it(`${mode} (${label}): ${code}, applied: null, read the round first, one PUT`, async () => {
+      const before = slotsOf(ROUND);
+      const error = await updateWhile(mode, 141);
+      expect(error.extensions).toEqual({ code, upstream: 'stake', applied: null });
+      expect(error.message).toMatch(/may have been applied/);
+      expect(error.message).toMatch(/read the round before trying again/i);
+      expect(putsReceived()).toBe(1);
+      // This fault upstream never passed it on; the client could not know that.
+      expect(putsApplied()).toBe(0);
+      expect(slotsOf(ROUND)).toBe(before);
+    });
+  }
 });
 
 describe('applied: false — staking answered non-2xx', () => {
@@ -198,7 +204,7 @@ describe('applied: false — the request never reached staking', () => {
         if (res.errors?.[0]?.extensions.code === 'UPSTREAM_UNAVAILABLE') refused++;
       });
     }
-    await until(() => refused === 3);
+    await until(() => refused === 3, { what: 'the three reads beyond the bulkhead refused' });
     const before = stake.requests.length;
     const error = theError(await update({ roundId: ROUND, totalSlots: 163 }, { via: full }));
     expect(error.extensions).toEqual({ code: 'UPSTREAM_UNAVAILABLE', upstream: 'stake', applied: false });

@@ -89,10 +89,13 @@ function expectAnonymous(text: string) {
 /** `/readyz`'s body, once it says what `upstream` was found to be. */
 async function readyOnce(base: URL, upstream: string, state: boolean) {
   let body: any;
-  await until(async () => {
-    body = await (await fetch(new URL('/readyz', base))).json();
-    return body.upstreams[upstream] === state;
-  });
+  await until(
+    async () => {
+      body = await (await fetch(new URL('/readyz', base))).json();
+      return body.upstreams[upstream] === state;
+    },
+    { what: `a /readyz check that found ${upstream} ${state ? 'up' : 'down'}` },
+  );
   return body;
 }
 
@@ -180,7 +183,7 @@ describe.runIf(hasRedis)('/readyz and /healthz on a deployment sharing Redis', (
     await polled;
     const onB = await subscribe(new URL('/graphql', b.base).href, BLOCKS);
     try {
-      await until(() => b.gateway.live.hub.sources().length === 1);
+      await until(() => b.gateway.live.hub.sources().length === 1, { what: "B's blocks source started" });
       devnet.resetRecords();
       // B's first twenty answers start one check, which the next twenty read.
       await burst(new URL('/readyz', b.base));

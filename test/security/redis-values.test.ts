@@ -79,10 +79,13 @@ describe('values read back from Redis are authenticated', () => {
   /** The one key matching `pattern`, once it exists. */
   async function keyOf(pattern: string): Promise<string> {
     let key: string | undefined;
-    await until(async () => {
-      [key] = await env.inspect.keys(pattern);
-      return key !== undefined;
-    });
+    await until(
+      async () => {
+        [key] = await env.inspect.keys(pattern);
+        return key !== undefined;
+      },
+      { what: `a key matching ${pattern} in Redis` },
+    );
     return key as string;
   }
 
@@ -110,7 +113,9 @@ describe('values read back from Redis are authenticated', () => {
       expect(env.devnet.requests.map((r) => r.path)).toEqual(asked);
       expect(await rejected(b, 'responses')).toBe(1);
       // B's own answer replaced the forgery: a third instance is served from Redis, asking nothing.
-      await until(async () => (await env.inspect.get(key)) !== planted);
+      await until(async () => (await env.inspect.get(key)) !== planted, {
+        what: "B's own answer in place of the forged entry",
+      });
       env.devnet.resetRecords();
       expect(await post(await start(cached), { query: BLOCK_QUERY })).toEqual(real);
       expect(env.devnet.requests).toEqual([]);
@@ -144,10 +149,13 @@ describe('values read back from Redis are authenticated', () => {
       // The first poll found the head (and stored it), and the channel is listened to.
       await keyOf('*live:state:blocks');
       let channel: string | undefined;
-      await until(async () => {
-        [channel] = (await env.inspect.call('PUBSUB', 'CHANNELS', '*live:events:blocks')) as string[];
-        return channel !== undefined;
-      });
+      await until(
+        async () => {
+          [channel] = (await env.inspect.call('PUBSUB', 'CHANNELS', '*live:events:blocks')) as string[];
+          return channel !== undefined;
+        },
+        { what: "the blocks' events channel listened to" },
+      );
       const forged = { kind: 'block', block: { height: 999_999_999, hash: 'forged' }, polledAt: Date.now() };
       expect(await env.inspect.publish(channel as string, JSON.stringify(forged))).toBe(1);
       const { heights } = env.devnet.advance(1);
@@ -173,7 +181,9 @@ describe('values read back from Redis are authenticated', () => {
         expect(events.map((e) => e.hash)).toEqual(added);
         const secrets = events.flatMap((e) => [e.hash, e.initiator, e.error]).filter((s) => s !== null);
         expect(secrets.length).toBeGreaterThan(added.length * 2);
-        await until(() => heard.length >= added.length);
+        await until(() => heard.length >= added.length, {
+          what: 'as many messages heard by the spy as failures added',
+        });
         const stored = (await env.inspect.get(stateKey)) as string;
         for (const secret of secrets) {
           for (const message of heard) expect(message).not.toContain(secret);
@@ -212,10 +222,13 @@ describe('values read back from Redis are authenticated', () => {
       await env.inspect.set(`${prefix()}live:lease:blocks`, 'a-forged-holder', 'PX', PLANTED_MS);
       // /readyz answers at once with the last check it finished: the first one is under way.
       let ready: any;
-      await until(async () => {
-        ready = await (await fetch(new URL('/readyz', url))).json();
-        return ready.live !== undefined;
-      });
+      await until(
+        async () => {
+          ready = await (await fetch(new URL('/readyz', url))).json();
+          return ready.live !== undefined;
+        },
+        { what: 'a /readyz check that reports the live sources' },
+      );
       expect(ready.live).toEqual({ blocks: 'unverified' });
       expect(await rejected(url, 'lease')).toBe(1);
       sub.close();
@@ -229,7 +242,9 @@ describe('values read back from Redis are authenticated', () => {
       const url = await start();
       const sub = await subscribe(url, BLOCKS);
       expect(sub.status).toBe(200);
-      await until(async () => (await env.inspect.get(stateKey)) !== planted);
+      await until(async () => (await env.inspect.get(stateKey)) !== planted, {
+        what: 'the forged state replaced by the first poll',
+      });
       expect(await env.inspect.get(stateKey)).not.toContain('1000000000');
       const { heights } = env.devnet.advance(1);
       expect((await sub.next()).data.blockAdded.height).toBe(heights[0]);
@@ -256,7 +271,9 @@ describe('values read back from Redis are authenticated', () => {
       // The client sends the document with its hash, as Apollo's link does: registered, it replaces
       // the planted entry, and another instance runs it by hash alone.
       expect((await post(url, { query: document, extensions: persisted(hash) })).data.block.height).toBe(3);
-      await until(async () => (await env.inspect.hget(`${prefix()}apq:documents`, hash)) !== document);
+      await until(async () => (await env.inspect.hget(`${prefix()}apq:documents`, hash)) !== document, {
+        what: 'the planted document replaced by the registered one',
+      });
       const other = await start();
       expect((await post(other, { extensions: persisted(hash) })).data.block.height).toBe(3);
       expect(await rejected(other, 'apq')).toBe(0);

@@ -42,7 +42,7 @@ beforeEach(() => {
 /** A subscription to the server, and the server's side of its stream. */
 async function open() {
   const sub = await subscribe(`${url}/graphql`, 'subscription { blockAdded { height } }');
-  await until(() => streams.length === 1);
+  await until(() => streams.length === 1, { what: "the server's side of the stream" });
   return { sub, stream: streams[0] as ServerResponse };
 }
 

@@ -230,43 +230,66 @@ const partial =
 
 describe('how far a failed request got (its delivery: whether a write may have happened)', () => {
   type Upstream = (req: IncomingMessage, res: ServerResponse) => void;
-  it.each<[string, string, Delivery, Upstream]>([
-    [
-      'closed after the request was read',
-      'UPSTREAM_UNAVAILABLE',
-      'sent',
-      (req) => afterBody(req, () => req.socket.destroy()),
-    ],
-    [
-      'reset after the request was read',
-      'UPSTREAM_UNAVAILABLE',
-      'sent',
-      (req) => afterBody(req, () => req.socket.resetAndDestroy()),
-    ],
-    ['no headers within the budget', 'UPSTREAM_TIMEOUT', 'sent', () => {}],
-    ['a 2xx whose body is cut', 'UPSTREAM_UNAVAILABLE', 200, partial(200, (res) => res.socket?.destroy())],
-    ['a 2xx whose body stalls past the budget', 'UPSTREAM_TIMEOUT', 200, partial(200, () => {})],
-    [
-      'a 2xx whose body is over the size cap',
-      'UPSTREAM_ERROR',
-      200,
-      (req, res) => afterBody(req, () => json(res, 200, 'x'.repeat(2 * 1024 * 1024))),
-    ],
-    [
-      'a 2xx whose body is not JSON',
-      'UPSTREAM_ERROR',
-      200,
-      (req, res) => afterBody(req, () => res.end('<html>')),
-    ],
-    ['a 409', 'UPSTREAM_ERROR', 409, (req, res) => afterBody(req, () => json(res, 409, {}))],
-    ['a 503 whose body is cut', 'UPSTREAM_UNAVAILABLE', 503, partial(503, (res) => res.socket?.destroy())],
-  ])('a PUT that meets %s: %s, delivery %s, sent once', async (_what, code, delivery, handler) => {
-    const { http, requests } = await upstream(handler);
-    const error = await failure(http.put('/x', { a: 1 }));
-    expect(error.extensions.code).toBe(code);
-    expect(error.delivery).toBe(delivery);
-    expect(requests).toEqual([{ method: 'PUT', url: '/x' }]);
-  });
+  const meets: { label: string; code: string; delivery: Delivery; handler: Upstream }[] = [
+    {
+      label: 'closed after the request was read',
+      code: 'UPSTREAM_UNAVAILABLE',
+      delivery: 'sent',
+      handler: (req) => afterBody(req, () => req.socket.destroy()),
+    },
+    {
+      label: 'reset after the request was read',
+      code: 'UPSTREAM_UNAVAILABLE',
+      delivery: 'sent',
+      handler: (req) => afterBody(req, () => req.socket.resetAndDestroy()),
+    },
+    { label: 'no headers within the budget', code: 'UPSTREAM_TIMEOUT', delivery: 'sent', handler: () => {} },
+    {
+      label: 'a 2xx whose body is cut',
+      code: 'UPSTREAM_UNAVAILABLE',
+      delivery: 200,
+      handler: partial(200, (res) => res.socket?.destroy()),
+    },
+    {
+      label: 'a 2xx whose body stalls past the budget',
+      code: 'UPSTREAM_TIMEOUT',
+      delivery: 200,
+      handler: partial(200, () => {}),
+    },
+    {
+      label: 'a 2xx whose body is over the size cap',
+      code: 'UPSTREAM_ERROR',
+      delivery: 200,
+      handler: (req, res) => afterBody(req, () => json(res, 200, 'x'.repeat(2 * 1024 * 1024))),
+    },
+    {
+      label: 'a 2xx whose body is not JSON',
+      code: 'UPSTREAM_ERROR',
+      delivery: 200,
+      handler: (req, res) => afterBody(req, () => res.end('<html>')),
+    },
+    {
+      label: 'a 409',
+      code: 'UPSTREAM_ERROR',
+      delivery: 409,
+      handler: (req, res) => afterBody(req, () => json(res, 409, {})),
+    },
+    {
+      label: 'a 503 whose body is cut',
+      code: 'UPSTREAM_UNAVAILABLE',
+      delivery: 503,
+      handler: partial(503, (res) => res.socket?.destroy()),
+    },
+  ];
+  for (const { label, code, delivery, handler } of meets) {
+    it(`a PUT that meets ${label}: ${code}, delivery ${delivery}, sent once`, async () => {
+      const { http, requests } = await upstream(handler);
+      const error = await failure(http.put('/x', { a: 1 }));
+      expect(error.extensions.code).toBe(code);
+      expect(error.delivery).toBe(delivery);
+      expect(requests).toEqual([{ method: 'PUT', url: '/x' }]);
+    });
+  }
 
   it('a PUT to a refused connection: unsent', async () => {
     const http = new UpstreamHttp({
@@ -306,7 +329,7 @@ describe('how far a failed request got (its delivery: whether a write may have h
     expect(error.delivery).toBe('unsent');
     // One connection: the queued calls reach the upstream one after the other, each once answered.
     for (let i = 0; i < 9; i++) {
-      await until(() => held.length === i + 1);
+      await until(() => held.length === i + 1, { what: `queued call ${i + 1} at the upstream` });
       json(held[i] as ServerResponse, 200, {});
     }
     expect(await Promise.all(reads)).toEqual(Array(9).fill('ok'));
