@@ -102,6 +102,18 @@ describe.runIf(hasRedis)('caches shared through Redis (REDIS_URL)', () => {
   type Ready = Awaited<ReturnType<typeof readyz>>;
   /** The keys in Redis but the locks: stored answers and lists. */
   const entries = async () => (await keys()).filter((k) => !k.endsWith(':lock'));
+  /** The entries once the answer and the validator list are both stored (written after answering). */
+  const storedAnswerAndList = async () => {
+    let stored: string[] = [];
+    await until(
+      async () => {
+        stored = await entries();
+        return stored.length === 2;
+      },
+      { within: 1_000, what: 'the answer and the list stored in Redis' },
+    );
+    return stored;
+  };
 
   /** Until each instance's /readyz reports Redis up (its connection is made). */
   const connected = (...all: Instance[]) =>
@@ -127,14 +139,7 @@ describe.runIf(hasRedis)('caches shared through Redis (REDIS_URL)', () => {
     expect(first.errors).toBeUndefined();
     expect(validatorPages()).toHaveLength(pagesOfOneList());
     // The first instance stores the answer and the list without holding its answer back for it.
-    let stored: string[] = [];
-    await until(
-      async () => {
-        stored = await entries();
-        return stored.length === 2;
-      },
-      { within: 1_000, what: 'the answer and the list stored in Redis' },
-    );
+    const stored = await storedAnswerAndList();
     expect(stored).toHaveLength(2);
 
     env.devnet.resetRecords();
@@ -353,14 +358,7 @@ describe.runIf(hasRedis)('caches shared through Redis (REDIS_URL)', () => {
     expect(
       (await graphql(a.gateway, VALIDATOR_TABLE, { variables: { pageSize: 3 } })).errors,
     ).toBeUndefined();
-    let stored: string[] = [];
-    await until(
-      async () => {
-        stored = await entries();
-        return stored.length === 2;
-      },
-      { within: 1_000, what: 'the answer and the list stored in Redis' },
-    );
+    const stored = await storedAnswerAndList();
     expect(stored).toHaveLength(2);
     const schemaText = printedSchema();
     const version = prefix();
