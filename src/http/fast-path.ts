@@ -282,7 +282,7 @@ export interface ListenerOptions {
 function adapterRequest(
   req: IncomingMessage,
   params: SentParams,
-  text: string | null,
+  text: string,
   { documents, hot }: { documents: DocumentCache; hot: PreparedRequest | null },
 ): AdapterRequest {
   let shape: AnswerShape | null | undefined = hot ? 'single' : undefined;
@@ -292,7 +292,7 @@ function adapterRequest(
     headers: headersOf(req),
     params,
     shape: () => {
-      if (shape === undefined) shape = text === null ? null : documents.shapeOf(text, params.operationName);
+      if (shape === undefined) shape = documents.shapeOf(text, params.operationName);
       return shape;
     },
   };
