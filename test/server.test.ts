@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { request } from 'node:http';
-import { createServer } from 'node:net';
 import { hostname } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { type Devnet, startDevnet } from '../src/devnet/index.js';
 import { readAnswer } from './gateway/helpers.js';
 import { type FaultUpstream, startFaultUpstream } from './support/fault-upstream.js';
+import { freePort } from './support/net.js';
 import { startServerProcess } from './support/server-process.js';
 import { until } from './support/until.js';
 
@@ -225,18 +225,6 @@ describe('server process', () => {
     expect(stderr).toContain('SCAN_URL set but EXPLORER_URL and STAKE_URL missing');
   });
 });
-
-/** A port free on the loopback now. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** One request on a connection of its own: a GET, or (`asQuery`) the POST `query` sends. */
 function send(url: string, asQuery = false): Promise<{ status: number; body: string }> {

@@ -8,6 +8,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { installed } from '../support/binaries.js';
+import { postQuery } from '../support/net.js';
 import { hasRedis, REDIS_SERVER } from '../support/redis.js';
 import { type Subscription, subscribe } from '../support/sse.js';
 import { until } from '../support/until.js';
@@ -336,7 +337,7 @@ describe.skipIf(!engine || !hasRedis)('deploy/compose.yaml, started', () => {
 
   it('each gateway answers a query through its real upstream settings, sharing one Redis', async () => {
     for (const name of GATEWAYS) {
-      const answer = await query(gateway(name).url, QUERY);
+      const answer = await postQuery(gateway(name).url, QUERY);
       expect(answer.status).toBe(200);
       expect(answer.body.errors).toBeUndefined();
       expect(answer.body.data.validators.nodes).toHaveLength(2);
@@ -352,14 +353,14 @@ describe.skipIf(!engine || !hasRedis)('deploy/compose.yaml, started', () => {
     }
     // Production on real URLs: the devnet is not embedded, and introspection is off.
     expect(gateway('gateway-1').container.output()).not.toMatch(/embedded devnet/);
-    const introspection = await query(gateway('gateway-1').url, '{ __schema { queryType { name } } }');
+    const introspection = await postQuery(gateway('gateway-1').url, '{ __schema { queryType { name } } }');
     expect(introspection.body.data).toBeUndefined();
     expect(introspection.body.errors[0].message).toMatch(/^GraphQL introspection has been disabled/);
     // An answer one gateway stored in Redis is a hit for the next: gateway-2 asks a query gateway-3
     // asked, and finds it there (the password and the ACL let both write and read).
     const document = '{ validators(pageSize: 3) { nodes { moniker } } }';
     const stored = new Set(await look.keys('*:responses:*'));
-    expect((await query(gateway('gateway-3').url, document)).status).toBe(200);
+    expect((await postQuery(gateway('gateway-3').url, document)).status).toBe(200);
     await until(async () => (await look.keys('*:responses:*')).some((key) => !stored.has(key)), {
       within: 30_000,
       what: "gateway-3's answer stored in Redis",
@@ -367,7 +368,7 @@ describe.skipIf(!engine || !hasRedis)('deploy/compose.yaml, started', () => {
     const hits = () =>
       series(gateway('gateway-2').metrics, 'shared_cache_requests_total{cache="responses",result="hit"}');
     const before = await hits();
-    expect((await query(gateway('gateway-2').url, document)).status).toBe(200);
+    expect((await postQuery(gateway('gateway-2').url, document)).status).toBe(200);
     expect(await hits()).toBe(before + 1);
     expect(await look.call('ACL', 'LOG')).toEqual([]);
   });
@@ -411,15 +412,6 @@ describe.skipIf(!engine || !hasRedis)('deploy/compose.yaml, started', () => {
     expect(await Promise.all(GATEWAYS.map((name) => gateway(name).container.exited))).toEqual([0, 0, 0]);
   });
 });
-
-async function query(url: string, document: string): Promise<{ status: number; body: any }> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ query: document }),
-  });
-  return { status: res.status, body: await res.json() };
-}
 
 /** One series of a /metrics page (0 while it has none). */
 async function series(url: string, name: string): Promise<number> {

@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installed } from '../support/binaries.js';
+import { freePort, postQuery } from '../support/net.js';
 import { type Subscription, subscribe } from '../support/sse.js';
 import { until } from '../support/until.js';
-import { buildImage, type Container, freePort, IMAGE, podman, runContainer, ULIMITS } from './podman.js';
+import { buildImage, type Container, IMAGE, podman, runContainer, ULIMITS } from './podman.js';
 
 /**
  * The container image (Dockerfile), built by `.ci/image.sh` on CI's stand-in base and run with
@@ -88,7 +89,7 @@ describe.skipIf(!engine)('the container image', () => {
     url = `http://127.0.0.1:${port}/graphql`;
     metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
     // The first answer, asked as soon as the banner is out.
-    const first = await query(url, QUERY);
+    const first = await postQuery(url, QUERY);
     const answered = performance.now() - started;
     expect(first.status).toBe(200);
     const build = /image built in \d+ s/.exec(built)?.[0] ?? 'not built';
@@ -111,7 +112,7 @@ describe.skipIf(!engine)('the container image', () => {
     expect(config.Env).toEqual(expect.arrayContaining(['NODE_ENV=production', 'HOST=0.0.0.0', 'PORT=4000']));
     expect(container.output()).toMatch(/embedded devnet/);
 
-    const answer = await query(url, QUERY);
+    const answer = await postQuery(url, QUERY);
     expect(answer.status).toBe(200);
     expect(answer.body.errors).toBeUndefined();
     expect(answer.body.data.validators.nodes).toHaveLength(2);
@@ -238,15 +239,6 @@ describe.skipIf(!engine)('the devnet alone in the image, as deploy/compose.yaml 
     }
   });
 });
-
-async function query(url: string, document: string): Promise<{ status: number; body: any }> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ query: document }),
-  });
-  return { status: res.status, body: await res.json() };
-}
 
 /** The gateway's upstream_requests_total, as `upstream endpoint status` → count. */
 async function upstreamRequests(metricsUrl: string): Promise<Record<string, number>> {

@@ -1,6 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import { createServer } from 'node:net';
 
 /**
  * The container engine for the deploy tests: Debian's podman, with the flags these machines need
@@ -39,18 +38,6 @@ export async function buildImage(): Promise<string> {
   if (built.code !== 0)
     throw new Error(`.ci/image.sh failed (exit ${built.code}):\n${built.stdout}${built.stderr}`);
   return built.stdout;
-}
-
-/** A port free on this machine's loopback now, for a container on the host's network. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 export interface Container {

@@ -1,9 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { installed } from './binaries.js';
+import { freePort } from './net.js';
 
 /**
  * A real Redis for the tests: Debian's `redis-server` (installed by `.ci/run`) on a free port of
@@ -21,14 +21,6 @@ export interface TestRedis {
   start(): Promise<void>;
   stop(): Promise<void>;
   close(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 export async function startRedis(): Promise<TestRedis> {
