@@ -1,8 +1,8 @@
 import type { RequestListener } from 'node:http';
 import { pino } from 'pino';
 import type { GatewayOptions } from './config.js';
+import { CorsPolicy } from './graphql/exchange.js';
 import { DocumentCache } from './graphql/pipeline/documents.js';
-import { CorsPolicy } from './graphql/plugins/answers.js';
 import { PersistedQueryStore } from './graphql/plugins/apq.js';
 import { Manifest } from './graphql/plugins/persisted.js';
 import { PublicResponseCache } from './graphql/plugins/response-cache.js';

@@ -14,11 +14,12 @@ import type { CursorCodec } from '../schema/cursors.js';
 import { schema } from '../schema/index.js';
 import { Loaders, type ValidatorCache } from '../schema/loaders.js';
 import type { Upstreams } from '../upstream/index.js';
+import type { CorsPolicy } from './exchange.js';
 import { EXAMPLE_QUERY, graphiqlPageOptions } from './graphiql.js';
 import { guardPipeline, pipelineWatcher } from './guard.js';
 import type { DocumentCache } from './pipeline/documents.js';
 import { type PartPlugin, partPlugin, type RequestPart } from './pipeline/parts.js';
-import { type CorsPolicy, useAnswers } from './plugins/answers.js';
+import { useAnswers } from './plugins/answers.js';
 import { automaticPersistedQueries, type PersistedQueryStore } from './plugins/apq.js';
 import { useRequestBodyLimit } from './plugins/body-limit.js';
 import { usePricing } from './plugins/cost.js';
@@ -64,12 +65,9 @@ function pipeline(options: GatewayOptions, parts: YogaParts, logMasked: MaskLog)
     ? automaticPersistedQueries(parts.persistedQueries, parts.rateLimit)
     : null;
   return [
-    // First: every request gets its trace (and so its x-request-id), health checks included.
-    useTelemetry(
-      parts.telemetry,
-      operationLabeler({ forget: (name) => parts.telemetry.metrics.forgetOperation(name) }),
-    ),
-    useAnswers(parts.cors),
+    // First: every request gets its exchange (its trace, and so its x-request-id), health checks included.
+    useAnswers(parts.telemetry, parts.cors),
+    useTelemetry(operationLabeler({ forget: (name) => parts.telemetry.metrics.forgetOperation(name) })),
     useOperationalEndpoints({
       upstreams: parts.upstreams,
       metrics: parts.telemetry.metrics,

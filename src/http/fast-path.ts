@@ -1,18 +1,22 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { ExecutionArgs, ExecutionResult } from 'graphql';
 import { processRegularResult } from 'graphql-yoga';
+import {
+  type CorsPolicy,
+  DEFAULT_CACHE_CONTROL,
+  Exchange,
+  type RequestHeaders,
+} from '../graphql/exchange.js';
 import type { DocumentCache } from '../graphql/pipeline/documents.js';
 import type { PreparedRequest } from '../graphql/pipeline/parts.js';
 import type { AnswerShape } from '../graphql/pipeline/shape.js';
-import { type CorsPolicy, DEFAULT_CACHE_CONTROL } from '../graphql/plugins/answers.js';
 import { INTERNAL_ANSWER, publicError } from '../graphql/public-errors.js';
 import type { AdapterRequest, Routing, SentParams } from '../graphql/routing.js';
 import type { ContextSource, GatewayYoga } from '../graphql/yoga.js';
 import { errorSummary } from '../ops/logger.js';
 import type { Telemetry } from '../ops/request-trace.js';
 import type { Context } from '../schema/context.js';
-import { Exchange } from './exchange.js';
-import { headersOf, pipeResponse, type RequestHeaders } from './node-response.js';
+import { headersOf, pipeResponse } from './node-response.js';
 import { type EventStreams, serveSubscription } from './sse.js';
 
 /**
@@ -26,7 +30,7 @@ import { type EventStreams, serveSubscription } from './sse.js';
  * EventSource's GET) is written by sse.ts. Whether the adapter may take a request is the plugins'
  * to say (graphql/routing.ts): any plugin that declines it sends it to Yoga, as does anything the
  * adapter does not read (other methods, paths and media types, batches, odd bodies). Answers are
- * finished by answers.ts and encoded by Yoga's own result processor, as on Yoga's path; parity
+ * finished by their exchange (graphql/exchange.ts) and encoded by Yoga's own result processor, as on Yoga's path; parity
  * tests compare the paths byte for byte.
  */
 
@@ -192,7 +196,7 @@ async function write(
   res.end(text);
 }
 
-/** One fast-path request, traced from start to close, answered as answers.ts finishes every answer. */
+/** One fast-path request, traced from start to close, answered as its exchange finishes every answer. */
 async function answer(
   yoga: GatewayYoga,
   { telemetry, cors, prepared }: Pick<ListenerOptions, 'telemetry' | 'cors' | 'prepared'>,
@@ -211,7 +215,7 @@ async function answer(
   },
 ): Promise<void> {
   // Ends when the socket closes: the answer written, or the caller gone (cancelled, 499).
-  const exchange = new Exchange({ req, res, headers }, telemetry, cors);
+  const exchange = new Exchange({ res, headers }, telemetry, cors);
   const { request } = exchange;
   const result = exchange.finish(
     await run(yoga, { telemetry, prepared }, { request, params, hot }, { req, res }),

@@ -2,7 +2,7 @@ import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'n
 import type { Socket } from 'node:net';
 import type { CorsConfig, ServerLimits } from '../config.js';
 import type { ErrorCode } from '../errors.js';
-import { CorsPolicy, DEFAULT_CACHE_CONTROL } from '../graphql/plugins/answers.js';
+import { CorsPolicy, DEFAULT_CACHE_CONTROL } from '../graphql/exchange.js';
 import type { GatewayMetrics } from '../ops/metrics.js';
 import { startTrace } from '../ops/request-trace.js';
 import { type ClientIdentity, clientAddress } from '../scale/rate-limit.js';
@@ -53,7 +53,7 @@ export interface IntakeOptions {
   /** MAX_REQUEST_BYTES: what a body of unknown length reserves. */
   maxRequestBytes: number;
   identity: ClientIdentity;
-  /** Whose pages may read a refusal, as every other answer (answers.ts). */
+  /** Whose pages may read a refusal, as every other answer (graphql/exchange.ts). */
   cors: CorsConfig;
   metrics: IntakeMetrics;
 }

@@ -1,12 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { RequestHeaders } from '../graphql/exchange.js';
 
 /** What node:http adapters share: header lookups and writing a fetch Response to a ServerResponse. */
-
-/** A node:http request's headers, read as a fetch Headers is. */
-export interface RequestHeaders {
-  get(name: string): string | null;
-  has(name: string): boolean;
-}
 
 /** A request's headers as the Headers API reads them (`get`), without building a Headers object. */
 export function headersOf(req: IncomingMessage): RequestHeaders {

@@ -1,13 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ExecutionResult, GraphQLError } from 'graphql';
 import { getSSEProcessor, isAsyncIterable } from 'graphql-yoga';
-import { type CorsPolicy, EVENT_STREAM_HEADERS } from '../graphql/plugins/answers.js';
+import { type CorsPolicy, EVENT_STREAM_HEADERS, Exchange, type RequestHeaders } from '../graphql/exchange.js';
 import type { GatewayYoga } from '../graphql/yoga.js';
 import { type Delivery, type LiveSink, StreamHandle } from '../live/streams.js';
 import type { GatewayMetrics } from '../ops/metrics.js';
 import type { Telemetry } from '../ops/request-trace.js';
-import { Exchange } from './exchange.js';
-import { pipeResponse, type RequestHeaders } from './node-response.js';
+import { headersOf, pipeResponse } from './node-response.js';
 
 /**
  * GraphQL subscriptions over Server-Sent Events, written by the node:http adapter itself: what a
@@ -248,7 +247,7 @@ async function answerByYoga(request: SubscriptionRequest, exchange: Exchange, re
 export async function serveSubscription(request: SubscriptionRequest): Promise<void> {
   const { yoga, telemetry, cors, req, res, params } = request;
   // A caller gone before the stream's head is written is logged 499 (its work cancelled).
-  const exchange = new Exchange({ req, res, headers: request.headers }, telemetry, cors);
+  const exchange = new Exchange({ res, headers: request.headers ?? headersOf(req) }, telemetry, cors);
   // The stream's end watches the socket from now on: a client gone cancels the subscribe-time work.
   const sse = new StreamHandle(res, exchange.cancel);
   const envelope = yoga.getEnveloped({ request: exchange.request, params, req, res, sse });

@@ -232,38 +232,60 @@ describe('hostile operation names', () => {
 });
 
 describe('a request the client abandons', () => {
-  it('is logged with status 499 and its upstream call cancelled', async () => {
-    // The search service answers late; the client leaves once the gateway has called it.
-    devnet.setLatency(2_000);
-    const scan = gateway.upstreams.scan;
-    const search = scan.search.bind(scan);
-    let called = (_call: { result: Promise<unknown> }) => {};
-    const upstreamCalled = new Promise<{ result: Promise<unknown> }>((resolve) => (called = resolve));
-    const spy = vi.spyOn(scan, 'search').mockImplementation((...args) => {
-      const result = search(...args);
-      called({ result });
-      return result;
-    });
-    try {
-      const client = new AbortController();
-      const abandoned = fetch(http.url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-request-id': 'gone-1' },
-        body: JSON.stringify({ query: 'query Abandoned { search(query: "78") { query } }' }),
-        signal: client.signal,
-      }).catch((e: Error) => e.name);
-      const { result } = await upstreamCalled;
-      client.abort();
-      expect(await abandoned).toBe('AbortError');
-      expect(await logLine((l) => l.requestId === 'gone-1')).toMatchObject({
-        operation: 'Abandoned',
-        status: 499,
+  // The same lifecycle (src/graphql/exchange.ts) whichever path answers: the adapter's own, or Yoga's.
+  const paths = [
+    {
+      path: 'a JSON POST (the fast path)',
+      send: (requestId: string, signal: AbortSignal) =>
+        fetch(http.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-request-id': requestId },
+          body: JSON.stringify({ query: 'query Abandoned { search(query: "78") { query } }' }),
+          signal,
+        }),
+    },
+    {
+      path: "a GET (Yoga's path)",
+      send: (requestId: string, signal: AbortSignal) =>
+        fetch(
+          `${http.url}?query=${encodeURIComponent('query Abandoned { search(query: "79") { query } }')}`,
+          {
+            headers: { accept: 'application/json', 'x-graphql-csrf': '1', 'x-request-id': requestId },
+            signal,
+          },
+        ),
+    },
+  ];
+  for (const { path, send } of paths) {
+    it(`is logged with status 499 and its upstream call cancelled: ${path}`, async () => {
+      // The search service answers late; the client leaves once the gateway has called it.
+      devnet.setLatency(2_000);
+      const scan = gateway.upstreams.scan;
+      const search = scan.search.bind(scan);
+      let called = (_call: { result: Promise<unknown> }) => {};
+      const upstreamCalled = new Promise<{ result: Promise<unknown> }>((resolve) => (called = resolve));
+      const spy = vi.spyOn(scan, 'search').mockImplementation((...args) => {
+        const result = search(...args);
+        called({ result });
+        return result;
       });
-      await expect(result).rejects.toThrow('client disconnected');
-      expect(spy).toHaveBeenCalledTimes(1);
-    } finally {
-      spy.mockRestore();
-      devnet.setLatency(0);
-    }
-  });
+      const requestId = `gone-${paths.findIndex((row) => row.path === path)}`;
+      try {
+        const client = new AbortController();
+        const abandoned = send(requestId, client.signal).catch((e: Error) => e.name);
+        const { result } = await upstreamCalled;
+        client.abort();
+        expect(await abandoned).toBe('AbortError');
+        expect(await logLine((l) => l.requestId === requestId)).toMatchObject({
+          operation: 'Abandoned',
+          status: 499,
+        });
+        await expect(result).rejects.toThrow();
+        expect(spy).toHaveBeenCalledTimes(1);
+      } finally {
+        spy.mockRestore();
+        devnet.setLatency(0);
+      }
+    });
+  }
 });

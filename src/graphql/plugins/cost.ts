@@ -322,7 +322,7 @@ const notApplied = (error: GatewayError): GatewayError =>
 
 /**
  * Notes an operation's price on its request's trace when the request asks for it
- * (`x-graphql-cost: true`): graphql/plugins/answers.ts puts it in the answer's extensions, with the budget the
+ * (`x-graphql-cost: true`): graphql/exchange.ts puts it in the answer's extensions, with the budget the
  * charge left. Never on the result itself, which the response cache may keep for everyone.
  */
 function noteCost(context: Context, cost: number): void {

@@ -294,7 +294,7 @@ export class PublicResponseCache {
   }
 
   /**
-   * The rest of /graphql answers `no-store` (graphql/plugins/answers.ts); a shareable GET answers
+   * The rest of /graphql answers `no-store` (graphql/exchange.ts); a shareable GET answers
    * `public, max-age` with an entity tag, and a 304 without a body when the caller has it.
    */
   private async onResponse({ request, response, setResponse, fetchAPI }: OnResponsePayload): Promise<void> {

@@ -1,17 +1,9 @@
 import { readdirSync } from 'node:fs';
 import { type DocumentNode, getOperationAST } from 'graphql';
-import {
-  attachTrace,
-  finishTrace,
-  type RequestTrace,
-  startTrace,
-  type Telemetry,
-  traceOf,
-} from '../../ops/request-trace.js';
+import { type RequestTrace, traceOf } from '../../ops/request-trace.js';
 import { OPERATIONS_DIR } from '../graphiql.js';
 import { type OperationFact, operationFact } from '../pipeline/facts.js';
 import type { PartPlugin } from '../pipeline/parts.js';
-import { type HttpStagePlugin, withHttpStage } from '../routing.js';
 
 const OPERATION_NAME = /^[_A-Za-z][_0-9A-Za-z]{0,63}$/;
 
@@ -94,16 +86,12 @@ function operationLabel(
 }
 
 /**
- * Traces every GraphQL request. Yoga's own path (GET, batches, other media types) starts its trace
- * here and writes the log line when its response is ready; the fast path does both itself. The
- * operation is named in the parse hook on the first path (the fast path drives Yoga's envelop
- * pipeline with its own request object in the context), and by this plugin's part of a prepared
- * request, which is not parsed. The result is recorded by answers.ts.
+ * Names every GraphQL request's operation in its trace (which its exchange started: exchange.ts):
+ * in the parse hook on the first path (the fast path drives Yoga's envelop pipeline with its own
+ * request object in the context), and by this plugin's part of a prepared request, which is not
+ * parsed. The result is recorded when the exchange finishes it.
  */
-export function useTelemetry(
-  telemetry: Telemetry,
-  label: (name: unknown) => string,
-): PartPlugin & HttpStagePlugin {
+export function useTelemetry(label: (name: unknown) => string): PartPlugin {
   // This gateway's operation names (its labeler caps how many distinct labels there are).
   const names = operationFact<string | undefined>();
   const name = (trace: RequestTrace, operation: string) => {
@@ -112,12 +100,6 @@ export function useTelemetry(
     trace.span?.updateName(operation).setAttribute('graphql.operation.name', operation);
   };
   const plugin: PartPlugin = {
-    onRequest({ request, url }) {
-      if (!traceOf(request)) {
-        const trace = startTrace((name) => request.headers.get(name), url.pathname === '/graphql');
-        attachTrace(request, trace);
-      }
-    },
     onParse({ context }) {
       return ({ result }) => {
         const { request, params } = context as { request?: object; params?: { operationName?: unknown } };
@@ -134,13 +116,6 @@ export function useTelemetry(
         return undefined;
       };
     },
-    onResponse({ request, response }) {
-      const trace = traceOf(request);
-      if (trace && new URL(request.url).pathname === '/graphql')
-        finishTrace(telemetry, trace, response.status);
-    },
   };
-  return withHttpStage(plugin, {
-    sharedWith: 'the adapter starts and finishes its trace with the same startTrace and finishTrace',
-  });
+  return plugin;
 }

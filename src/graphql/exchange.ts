@@ -1,0 +1,242 @@
+import type { ServerResponse } from 'node:http';
+import type { ExecutionResult } from 'graphql';
+import type { CorsConfig } from '../config.js';
+import {
+  attachTrace,
+  finishTrace,
+  type RequestTrace,
+  recordResult,
+  startTrace,
+  type Telemetry,
+} from '../ops/request-trace.js';
+import { budgetOf, writeRateLimitHeaders } from '../scale/rate-limit.js';
+import { Cancellation } from '../upstream/cancellation.js';
+import { contractResult } from './public-errors.js';
+
+/**
+ * How every request of the gateway is answered, whichever path carries it: Yoga's own (GET,
+ * GraphiQL, batches, health, errors of the HTTP layer; plugins/answers.ts opens its exchange) and
+ * the node:http adapter's JSON fast path and SSE writer (http/). One place decides the response
+ * headers (CORS, `vary`, `x-request-id`, `cache-control`, the rate limit's), the error codes a client
+ * may see, the cost a client asked for, what a result records in the request's trace, and when a
+ * request ends (its log line, metrics and span).
+ */
+
+/**
+ * Headers a browser may send cross-origin: auth, JSON, tracing, the CSRF-prevention header and the
+ * ask for an answer's cost.
+ */
+const ALLOWED_HEADERS =
+  'authorization, content-type, accept, x-request-id, traceparent, x-graphql-csrf, apollo-require-preflight, x-graphql-cost';
+
+/** Headers a browser's script may read: the request id, the entity tag, and what a client plans by. */
+const EXPOSED_HEADERS = 'x-request-id, etag, ratelimit, ratelimit-policy, retry-after';
+
+/** What every answer varies with; an answer that tells its cost varies with the ask too. */
+const VARY = 'origin, accept';
+const VARY_WITH_COST = `${VARY}, x-graphql-cost`;
+const LOCALHOST_ORIGIN = /^http:\/\/(localhost|127\.0\.0\.1)(:\d{1,5})?$/;
+
+/**
+ * Which origins may read answers: the exact origins of CORS_ORIGINS, plus any localhost origin
+ * when the gateway runs on the devnet without it. Never a reflection of whatever a caller sends,
+ * never credentials (auth is the Authorization header, not a cookie).
+ */
+export class CorsPolicy {
+  private readonly origins: ReadonlySet<string>;
+
+  constructor(private readonly config: CorsConfig) {
+    this.origins = new Set(config.origins);
+  }
+
+  allows(origin: string | null | undefined): origin is string {
+    if (!origin) return false;
+    return this.origins.has(origin) || (this.config.localhost && LOCALHOST_ORIGIN.test(origin));
+  }
+
+  /**
+   * Headers of every answer: the same for a success, an error, a 413 or a health check. An answer
+   * varies with the caller's Origin (the CORS headers) and Accept (its media type), which a CDN
+   * keeping public GET answers must know.
+   */
+  headers(origin: string | null | undefined, requestId: string | undefined): Record<string, string> {
+    const headers: Record<string, string> = { vary: VARY };
+    if (this.allows(origin)) {
+      headers['access-control-allow-origin'] = origin;
+      headers['access-control-expose-headers'] = EXPOSED_HEADERS;
+    }
+    if (requestId) headers['x-request-id'] = requestId;
+    return headers;
+  }
+
+  /**
+   * What a CORS preflight (`OPTIONS` with `access-control-request-method`) adds to the headers of
+   * every answer: nothing for an origin that may not call.
+   */
+  preflight(origin: string | null | undefined): Record<string, string> {
+    if (!this.allows(origin)) return {};
+    return {
+      'access-control-allow-methods': 'GET, POST, OPTIONS',
+      'access-control-allow-headers': ALLOWED_HEADERS,
+      'access-control-max-age': '600',
+    };
+  }
+}
+
+/**
+ * What every event stream carries besides, whoever writes it (Yoga, or the adapter's own writer and
+ * refusals, sse.ts): nginx and the proxies that follow its header pass it on unbuffered.
+ */
+export const EVENT_STREAM_HEADERS = { 'x-accel-buffering': 'no' } as const;
+
+/** Answers are personal unless a plugin (the public response cache) says otherwise for a GET. */
+export const DEFAULT_CACHE_CONTROL = 'no-store';
+
+/**
+ * The result a client gets, and what it records in the request's trace: every error carries a
+ * contract code, and, when the request asked for it (`x-graphql-cost: true`), the extensions carry
+ * its cost (docs/graph.md): the price, MAX_COMPLEXITY and, when it was charged, what is left of the
+ * client's budget. A result whose errors are all in order and that tells no cost is returned as it
+ * is: never a copy, so that an answer from the response cache keeps its serialized text.
+ */
+export function finishResult<T extends ExecutionResult>(trace: RequestTrace | undefined, result: T): T {
+  result = contractResult(result);
+  if (!trace) return result;
+  recordResult(trace, result);
+  if (!trace.cost) return result;
+  // A copy: the result itself may be the response cache's, kept for everyone.
+  const cost = trace.budget ? { ...trace.cost, budget: budgetOf(trace.budget) } : trace.cost;
+  return { ...result, extensions: { ...result.extensions, cost } };
+}
+
+/**
+ * Adds what a request's charge says to its answer's headers, whichever transport writes them: the
+ * RateLimit fields (rate-limit.ts decides them) when the rate limit counted it, and, when it asked
+ * for its cost, `x-graphql-cost` among what the answer varies with, so that no shared cache hands
+ * one client's cost to another. Nothing for the rest. Returns `headers`.
+ */
+export function addChargeHeaders(
+  headers: Record<string, string>,
+  trace: RequestTrace | undefined,
+): Record<string, string> {
+  if (trace?.budget) writeRateLimitHeaders(trace.budget, headers);
+  if (trace?.cost) headers.vary = VARY_WITH_COST;
+  return headers;
+}
+
+/** A request's headers, read as a fetch Headers is (node:http's are read in place: node-response.ts). */
+export interface RequestHeaders {
+  get(name: string): string | null;
+  has(name: string): boolean;
+}
+
+/**
+ * One request, from its opening to its end, whichever path answers it: its trace (request id,
+ * span, log line and metrics, finished once), its cancellation (the caller gone before the answer
+ * is written: its upstream calls cancelled, logged 499), the headers every answer of it carries,
+ * and its result finished as every answer is (finishResult, above). The adapter's JSON fast path and SSE
+ * writer open one per request they answer (http/); `useAnswers` opens one for every request Yoga
+ * reads, on the node:http socket Yoga was handed when there is one. A whole answer ends when its
+ * socket closes; a stream when its head is written; an answer with no socket (`yoga.fetch`) when
+ * Yoga has it ready.
+ */
+export class Exchange {
+  readonly res: ServerResponse | null;
+  readonly headers: RequestHeaders;
+  readonly trace: RequestTrace;
+  readonly cancel = new Cancellation();
+  /** What the pipeline reads of the request: its headers and its cancellation, with the trace on it. */
+  readonly request: { headers: RequestHeaders; signal: Cancellation };
+  /** Whether its end is a GraphQL request's (log line, metrics, span), or a health check's, GraphiQL's… */
+  private readonly graphql: boolean;
+  private ended = false;
+
+  constructor(
+    {
+      res = null,
+      headers,
+      graphql = true,
+    }: { res?: ServerResponse | null; headers: RequestHeaders; graphql?: boolean },
+    private readonly telemetry: Telemetry,
+    private readonly cors: CorsPolicy,
+  ) {
+    this.res = res;
+    this.headers = headers;
+    this.graphql = graphql;
+    this.trace = startTrace((name) => headers.get(name), graphql);
+    this.request = { headers, signal: this.cancel };
+    attachTrace(this.request, this.trace);
+    if (res) {
+      // One listener function for every exchange, the exchange on its response: no closure each.
+      (res as Answering)[EXCHANGE] = this;
+      res.once('close', closed);
+    }
+  }
+
+  /**
+   * The headers of every answer of this request: CORS and `x-request-id`, then `extra`, and what its
+   * charge says (RateLimit, `vary`), once the pipeline charged it.
+   */
+  answerHeaders(extra: Record<string, string> = {}): Record<string, string> {
+    return addChargeHeaders(
+      { ...this.cors.headers(this.headers.get('origin'), this.trace.requestId), ...extra },
+      this.trace,
+    );
+  }
+
+  /** A result finished as every answer is: contract codes only, the cost asked for, recorded. */
+  finish(result: ExecutionResult): ExecutionResult {
+    return finishResult(this.trace, result);
+  }
+
+  /**
+   * Yoga has its response for this request (a head and a body to come): a stream, or an answer with
+   * no socket to watch, ends here; a whole answer on a socket ends when the socket closes.
+   */
+  answered(status: number, stream: boolean): void {
+    if (stream || !this.res) this.end(status);
+  }
+
+  /**
+   * The request is answered with `status` (a stream: once its head is written): its log line,
+   * metrics and span, once. From then on the exchange holds nothing for its response.
+   */
+  end(status: number): void {
+    if (this.ended) return;
+    this.ended = true;
+    if (this.graphql) finishTrace(this.telemetry, this.trace, status);
+    if (!this.res) return;
+    (this.res as Answering)[EXCHANGE] = undefined;
+    this.res.off('close', closed);
+  }
+
+  /** The socket closed: the end of an answer written whole, or a caller gone before it (499). */
+  closed(): void {
+    if (this.res?.writableFinished) {
+      this.end(this.res.statusCode);
+      return;
+    }
+    this.cancel.abort(new Error('client disconnected'));
+    this.end(499);
+  }
+}
+
+const EXCHANGE = Symbol('exchange');
+type Answering = ServerResponse & { [EXCHANGE]?: Exchange };
+function closed(this: Answering): void {
+  this[EXCHANGE]?.closed();
+}
+
+/** The exchange open on a node:http response, if any. */
+export const exchangeOn = (res: ServerResponse | undefined): Exchange | undefined =>
+  res ? (res as Answering)[EXCHANGE] : undefined;
+
+/** Where Yoga's path keeps a request's exchange: on its fetch Request, under a symbol. */
+const OF_REQUEST = Symbol('exchange of a request');
+type Exchanged = { [OF_REQUEST]?: Exchange };
+export const attachExchange = (request: object, exchange: Exchange): void => {
+  (request as Exchanged)[OF_REQUEST] = exchange;
+  attachTrace(request, exchange.trace);
+};
+export const exchangeOf = (request: object | undefined): Exchange | undefined =>
+  request ? (request as Exchanged)[OF_REQUEST] : undefined;
