@@ -144,7 +144,7 @@ export class DocumentCache {
 
   /**
    * The prepared request of a hot operation, by the text and operation name a request sends; null
-   * when that operation is not prepared (not hot yet, not a query, or incremental): it then takes
+   * when that operation is not prepared (not hot yet, a subscription, or incremental): it then takes
    * the first path.
    */
   preparedRequest(source: string, operationName: string | null | undefined): PreparedRequest | null {
@@ -210,10 +210,14 @@ export class DocumentCache {
     return operation.uses >= compileAfter;
   }
 
-  /** The compiled plan of a query, compiling it on the use that makes it hot; null: interpret it. */
+  /**
+   * The compiled plan of a query or the mutation (graphql-jit runs a mutation's root fields one
+   * after the other, as graphql-js does), compiling it on the use that makes it hot; null: interpret
+   * it. A subscription is never compiled: its events run in their group (live-groups.ts).
+   */
   private plan(args: ExecutionArgs): CompiledQuery | null {
     const operation = preparedOperation(args.document, args.operationName);
-    if (operation?.operation.operation !== 'query') return null;
+    if (!operation || operation.operation.operation === 'subscription') return null;
     if (operation.compiled === 'interpret') return null;
     if (operation.compiled) return operation.compiled;
     if (!this.hot(operation)) return null;
@@ -294,8 +298,9 @@ export class DocumentCache {
         };
       },
       onExecute: ({ args, executeFn, setExecuteFn }) => {
-        if (preparedOperation(args.document, args.operationName)?.operation.operation !== 'query') return;
-        // Uses are counted when the query really executes: an answer from the response cache
+        const kind = preparedOperation(args.document, args.operationName)?.operation.operation;
+        if (kind === undefined || kind === 'subscription') return;
+        // Uses are counted when the operation really executes: an answer from the response cache
         // (a later plugin) neither counts nor compiles.
         setExecuteFn((given) => {
           const plan = this.plan(given);
