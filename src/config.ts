@@ -160,7 +160,7 @@ export interface DocumentCacheConfig {
   maxBytes: number;
   /** DOCUMENT_KEEP_AFTER: a document is kept from its Nth use (the uses before leave only its text). */
   keepAfter: number;
-  /** COMPILE_AFTER: a query is compiled by graphql-jit on its Nth execution within COMPILE_WINDOW_MS; 0 never compiles. */
+  /** COMPILE_AFTER: a query or the mutation is compiled by graphql-jit on its Nth execution within COMPILE_WINDOW_MS; 0 never compiles. */
   compileAfter: number;
   compileWindowMs: number;
 }

@@ -29,9 +29,10 @@ import { inParallel } from './validation.js';
  * - a document is kept from its second use; the first leaves only its text with a doorkeeper;
  * - everything is held by one LRU keyed by the text, bounded in entries and estimated bytes, so the
  *   oldest are dropped with all they hold;
- * - a query is compiled by graphql-jit (whose compilation costs several executions, and whose code
- *   lives in V8's heap) only on its `compileAfter`th use within `compileWindowMs`; until then it
- *   runs on the interpreting executor, which answers the same bytes;
+ * - a query or the mutation is compiled by graphql-jit (whose compilation costs several
+ *   executions, and whose code lives in V8's heap) only on its `compileAfter`th use within
+ *   `compileWindowMs`; until then it runs on the interpreting executor, which answers the same
+ *   bytes;
  * - validation runs all rules in one pass whose per-kind handler lists are built lazily.
  */
 
