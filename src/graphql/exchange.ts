@@ -227,10 +227,6 @@ function closed(this: Answering): void {
   this[EXCHANGE]?.closed();
 }
 
-/** The exchange open on a node:http response, if any. */
-export const exchangeOn = (res: ServerResponse | undefined): Exchange | undefined =>
-  res ? (res as Answering)[EXCHANGE] : undefined;
-
 /** Where Yoga's path keeps a request's exchange: on its fetch Request, under a symbol. */
 const OF_REQUEST = Symbol('exchange of a request');
 type Exchanged = { [OF_REQUEST]?: Exchange };

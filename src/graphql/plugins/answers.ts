@@ -9,7 +9,6 @@ import {
   EVENT_STREAM_HEADERS,
   Exchange,
   exchangeOf,
-  exchangeOn,
   finishResult,
 } from '../exchange.js';
 import { type HttpStagePlugin, withHttpStage } from '../routing.js';
@@ -26,8 +25,8 @@ const STREAMING = /^(text\/event-stream|multipart\/mixed)/;
 export function useAnswers(telemetry: Telemetry, cors: CorsPolicy): HttpStagePlugin {
   const open = (request: Request, serverContext: unknown, graphql: boolean): Exchange => {
     const res = (serverContext as { res?: ServerResponse } | undefined)?.res;
-    const exchange =
-      exchangeOn(res) ?? new Exchange({ res, headers: request.headers, graphql }, telemetry, cors);
+    // The adapter hands Yoga only requests it has not opened an exchange for (fast-path.ts).
+    const exchange = new Exchange({ res, headers: request.headers, graphql }, telemetry, cors);
     attachExchange(request, exchange);
     return exchange;
   };
