@@ -36,6 +36,10 @@ import { inParallel } from './validation.js';
  * - validation runs all rules in one pass whose per-kind handler lists are built lazily.
  */
 
+/** Whether an operation may get a plan: a query or the mutation of a kept document, never a subscription. */
+const compilable = (operation: PreparedOperation | null): operation is PreparedOperation =>
+  operation !== null && operation.operation.operation !== 'subscription';
+
 /** What the gateway keeps of one operation of a kept document, besides its facts. */
 export interface PreparedOperation extends OperationRecord {
   uses: number;
@@ -218,7 +222,7 @@ export class DocumentCache {
    */
   private plan(args: ExecutionArgs): CompiledQuery | null {
     const operation = preparedOperation(args.document, args.operationName);
-    if (!operation || operation.operation.operation === 'subscription') return null;
+    if (!compilable(operation)) return null;
     if (operation.compiled === 'interpret') return null;
     if (operation.compiled) return operation.compiled;
     if (!this.hot(operation)) return null;
@@ -299,8 +303,7 @@ export class DocumentCache {
         };
       },
       onExecute: ({ args, executeFn, setExecuteFn }) => {
-        const kind = preparedOperation(args.document, args.operationName)?.operation.operation;
-        if (kind === undefined || kind === 'subscription') return;
+        if (!compilable(preparedOperation(args.document, args.operationName))) return;
         // Uses are counted when the operation really executes: an answer from the response cache
         // (a later plugin) neither counts nor compiles.
         setExecuteFn((given) => {
