@@ -236,6 +236,7 @@ describe('a request the client abandons', () => {
   const paths = [
     {
       path: 'a JSON POST (the fast path)',
+      requestId: 'gone-0',
       send: (requestId: string, signal: AbortSignal) =>
         fetch(http.url, {
           method: 'POST',
@@ -246,6 +247,7 @@ describe('a request the client abandons', () => {
     },
     {
       path: "a GET (Yoga's path)",
+      requestId: 'gone-1',
       send: (requestId: string, signal: AbortSignal) =>
         fetch(
           `${http.url}?query=${encodeURIComponent('query Abandoned { search(query: "79") { query } }')}`,
@@ -256,7 +258,7 @@ describe('a request the client abandons', () => {
         ),
     },
   ];
-  for (const { path, send } of paths) {
+  for (const { path, requestId, send } of paths) {
     it(`is logged with status 499 and its upstream call cancelled: ${path}`, async () => {
       // The search service answers late; the client leaves once the gateway has called it.
       devnet.setLatency(2_000);
@@ -269,7 +271,6 @@ describe('a request the client abandons', () => {
         called({ result });
         return result;
       });
-      const requestId = `gone-${paths.findIndex((row) => row.path === path)}`;
       try {
         const client = new AbortController();
         const abandoned = send(requestId, client.signal).catch((e: Error) => e.name);
