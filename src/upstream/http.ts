@@ -103,67 +103,73 @@ interface Progress {
 
 const deliveryOf = (progress: Progress): Delivery => progress.status ?? (progress.sent ? 'sent' : 'unsent');
 
-/** undici's own handler of a `request()`: the callbacks of its dispatcher, one of them untyped. */
-type RequestHandler = Dispatcher.DispatchHandler & { onRequestSent?(): void };
-
 /**
- * A request's undici handler, wrapped to note how far the request got; every event passes on
- * unchanged. undici's request API says neither when a request was written nor, when a body then
- * fails, that a status had come back: the two facts that tell a write's caller whether it happened.
+ * One request's undici handler: it notes how far the request got (written to its socket, the
+ * status that came back) and collects the body's chunks, then settles once with the status and
+ * the text. undici's `request()` would wrap the same events in an `AsyncResource`, a `Readable`
+ * body and two promise layers, and still not say the two facts that tell a write's caller whether
+ * it happened. A cancellation settles at once with its reason, even while the request waits for a
+ * connection, and aborts the request as soon as undici hands over the means to.
  */
-class ProgressHandler implements RequestHandler {
+class Collector implements Dispatcher.DispatchHandler {
+  private chunks: Buffer[] = [];
+  private abortRequest: ((reason?: Error) => void) | null = null;
+  private settled = false;
+
   constructor(
-    private readonly inner: RequestHandler,
+    private readonly signal: Cancellation,
     private readonly progress: Progress,
-  ) {}
-  onConnect(...args: Parameters<NonNullable<RequestHandler['onConnect']>>) {
-    return this.inner.onConnect?.(...args);
+    private readonly resolve: (answer: { status: number; text: string }) => void,
+    private readonly reject: (error: unknown) => void,
+  ) {
+    progress.sent = false;
+    progress.status = undefined;
+    signal.addEventListener('abort', this.cancelled);
   }
-  onBodySent(...args: Parameters<NonNullable<RequestHandler['onBodySent']>>) {
+
+  private readonly cancelled = (): void => {
+    this.fail(this.signal.reason);
+    this.abortRequest?.();
+  };
+
+  private fail(error: unknown): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.signal.removeEventListener('abort', this.cancelled);
+    this.reject(error);
+  }
+
+  onConnect(abort: (reason?: Error) => void): void {
+    if (this.settled) abort();
+    else this.abortRequest = abort;
+  }
+  onBodySent(): void {
     this.progress.sent = true;
-    return this.inner.onBodySent?.(...args);
   }
-  onRequestSent() {
+  onRequestSent(): void {
     this.progress.sent = true;
-    return this.inner.onRequestSent?.();
   }
-  onResponseStarted() {
-    return this.inner.onResponseStarted?.();
-  }
-  onHeaders(...args: Parameters<NonNullable<RequestHandler['onHeaders']>>) {
+  onHeaders(status: number): boolean {
     // 1xx answers are not the final status.
-    if (args[0] >= 200) this.progress.status = args[0];
-    return this.inner.onHeaders?.(...args) ?? true;
+    if (status >= 200) this.progress.status = status;
+    return true;
   }
-  onData(chunk: Buffer) {
-    return this.inner.onData?.(chunk) ?? true;
+  onData(chunk: Buffer): boolean {
+    this.chunks.push(chunk);
+    return true;
   }
-  onComplete(...args: Parameters<NonNullable<RequestHandler['onComplete']>>) {
-    return this.inner.onComplete?.(...args);
+  onComplete(): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.signal.removeEventListener('abort', this.cancelled);
+    const chunks = this.chunks;
+    const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+    // A UTF-8 byte order mark is not part of the text (as undici's body.text() drops it).
+    const start = body.length >= 3 && body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? 3 : 0;
+    this.resolve({ status: this.progress.status ?? 0, text: body.toString('utf8', start) });
   }
-  onError(error: Error) {
-    return this.inner.onError?.(error);
-  }
-  onUpgrade(...args: Parameters<NonNullable<RequestHandler['onUpgrade']>>) {
-    return this.inner.onUpgrade?.(...args);
-  }
-}
-
-/** Options of a request that reports its progress. */
-type TrackedOptions = Dispatcher.DispatchOptions & { progress?: Progress };
-
-/** A Pool whose requests report how far they got (see ProgressHandler). */
-class TrackingPool extends Pool {
-  override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
-    const progress = (options as TrackedOptions).progress;
-    if (!progress) return super.dispatch(options, handler);
-    // A handler of undici's newer interface is not wrapped: its request counts as sent from the
-    // start, so that a failure can never be taken for a request that did not leave.
-    if ('onRequestStart' in handler) {
-      progress.sent = true;
-      return super.dispatch(options, handler);
-    }
-    return super.dispatch(options, new ProgressHandler(handler, progress));
+  onError(error: Error): void {
+    this.fail(error);
   }
 }
 
@@ -211,7 +217,7 @@ function aborted(signal: AbortLike): Promise<never> {
 
 export class UpstreamHttp {
   readonly name: UpstreamName;
-  private readonly pool: TrackingPool;
+  private readonly pool: Pool;
   private readonly basePath: string;
   private readonly origin: URL;
   private readonly timeoutMs: number;
@@ -229,7 +235,7 @@ export class UpstreamHttp {
     this.observe = options.observe;
     this.basePath = url.pathname.replace(/\/+$/, '');
     this.origin = new URL(url.origin);
-    this.pool = new TrackingPool(url.origin, {
+    this.pool = new Pool(url.origin, {
       connections: options.connections,
       pipelining: 1,
       keepAliveTimeout: 10_000,
@@ -366,23 +372,18 @@ export class UpstreamHttp {
         })
       : null;
     const started = performance.now();
-    progress.sent = false;
-    progress.status = undefined;
     let status: number;
     let text: string;
     try {
-      const tracked: Dispatcher.RequestOptions & TrackedOptions = {
+      const dispatch = {
         ...request,
         headers: span ? { ...request.headers, ...span.headers } : request.headers,
-        method: request.method as 'GET' | 'PUT',
-        signal,
-        progress,
       };
-      const res = await this.pool.request(tracked);
-      status = res.statusCode;
-      text = await res.body.text();
+      ({ status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+        this.pool.dispatch(dispatch, new Collector(signal, progress, resolve, reject));
+      }));
     } catch (error) {
-      const code = (error as { code?: string }).code ?? '';
+      const code = (error as { code?: string } | undefined)?.code ?? '';
       this.report(
         endpoint,
         signal.reason === TIMED_OUT ? 'timeout' : signal.aborted ? 'aborted' : code || 'error',

@@ -129,6 +129,33 @@ describe('UpstreamHttp', () => {
     expect(error.message).not.toContain('oops');
   });
 
+  it('reads a body that arrives in pieces, a character split between two of them, after a byte order mark', async () => {
+    const text = JSON.stringify({
+      name: 'Ålesund validator ✓',
+      rows: Array.from({ length: 50 }, (_, i) => i),
+    });
+    const bytes = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(text)]);
+    // Cut inside the two-byte Å, then inside the three-byte ✓: each piece alone is not valid UTF-8.
+    const cuts = [
+      0,
+      3 + text.indexOf('Å') + 1,
+      3 + Buffer.byteLength(text.slice(0, text.indexOf('✓'))) + 2,
+      bytes.length,
+    ];
+    const { http } = await upstream((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      let piece = 0;
+      const next = () => {
+        piece++;
+        if (piece === cuts.length) return res.end();
+        res.write(bytes.subarray(cuts[piece - 1], cuts[piece]), next);
+      };
+      next();
+    });
+    const response = await http.get('/x');
+    expect(response).toEqual({ status: 200, body: JSON.parse(text) });
+  });
+
   it('stops the upstream call when the caller aborts', async () => {
     // A budget far beyond the test's: only the caller's abort can close the connection.
     let arrived = (_request: { closed: Promise<unknown> }) => {};
