@@ -40,11 +40,13 @@ type GraphQLParams = SentParams & { query: string };
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
+const PARAMS = new Set(['query', 'variables', 'operationName', 'extensions', 'documentId']);
+
 /** A single GraphQL request body of the known members, each of its type (no batch); null: Yoga reads it. */
 function sentParams(body: unknown): SentParams | null {
   if (!isObject(body)) return null;
-  const { query, variables, operationName, extensions, documentId, ...rest } = body;
-  if (Object.keys(rest).length > 0) return null;
+  for (const member in body) if (!PARAMS.has(member)) return null;
+  const { query, variables, operationName, extensions, documentId } = body;
   if (query !== undefined && typeof query !== 'string') return null;
   if (variables !== undefined && variables !== null && !isObject(variables)) return null;
   if (operationName !== undefined && operationName !== null && typeof operationName !== 'string') return null;

@@ -128,12 +128,14 @@ export function endServerSpan(span: Span, status: number, codes: readonly string
 }
 
 export interface UpstreamSpan {
-  /** Headers that carry the trace to the upstream: the client span's own id, or the caller's. */
-  headers: Record<string, string>;
+  /** Headers that carry the trace to the upstream: the client span's own id, or the caller's; null: none. */
+  headers: Record<string, string> | null;
   end(status: number | null, errorCode?: string): void;
 }
 
 const NO_SPAN = { end() {} };
+/** Tracing off, and no trace from the caller: nothing to carry, nothing to end. */
+const UNTRACED: UpstreamSpan = { headers: null, ...NO_SPAN };
 
 /**
  * The client span of one upstream request, child of the request's span, or (tracing off) just
@@ -144,11 +146,13 @@ export function upstreamSpan(
   parent: Context,
   call: { upstream: string; method: string; origin: URL; path: string; resend: number },
 ): UpstreamSpan {
-  const headers: Record<string, string> = {};
   if (!sdk) {
+    if (!trace.getSpanContext(parent)) return UNTRACED;
+    const headers: Record<string, string> = {};
     propagation.inject(parent, headers);
     return { headers, ...NO_SPAN };
   }
+  const headers: Record<string, string> = {};
   const span = tracer.startSpan(
     call.method,
     {

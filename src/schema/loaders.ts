@@ -126,6 +126,12 @@ export class ValidatorCache {
 function perKey<K, V, C = K>(fetch: (key: K) => Promise<V>, cacheKey?: (key: K) => C): DataLoader<K, V, C> {
   return new DataLoader<K, V, C>(
     async (keys) => {
+      // One key, the common batch: its own outcome, without allSettled's array and promises.
+      if (keys.length === 1)
+        return fetch(keys[0] as K).then(
+          (value) => [value],
+          (reason: Error) => [reason],
+        );
       const settled = await Promise.allSettled(keys.map(fetch));
       return settled.map((s) => (s.status === 'fulfilled' ? s.value : (s.reason as Error)));
     },

@@ -162,8 +162,8 @@ class Collector implements Dispatcher.DispatchHandler {
     if (this.settled) return;
     this.settled = true;
     this.signal.removeEventListener('abort', this.cancelled);
-    const chunks = this.chunks;
-    const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+    const [only, ...more] = this.chunks;
+    const body = only && more.length === 0 ? only : Buffer.concat(this.chunks);
     // A UTF-8 byte order mark is not part of the text (as undici's body.text() drops it).
     const start = body.length >= 3 && body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? 3 : 0;
     this.resolve({ status: this.progress.status ?? 0, text: body.toString('utf8', start) });
@@ -377,7 +377,7 @@ export class UpstreamHttp {
     try {
       const dispatch = {
         ...request,
-        headers: span ? { ...request.headers, ...span.headers } : request.headers,
+        headers: span?.headers ? { ...request.headers, ...span.headers } : request.headers,
       };
       ({ status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
         this.pool.dispatch(dispatch, new Collector(signal, progress, resolve, reject));

@@ -44,13 +44,14 @@ export function operationLabeler({
   forget = () => {},
   now = Date.now,
 }: LabelerOptions = {}): (name: unknown) => string {
-  const always = new Set(reserved);
+  const always = new Set([...reserved].filter((name) => OPERATION_NAME.test(name)));
   // Other names by when they were last seen, least recent first (a hit moves a name to the end).
   const seen = new Map<string, number>();
   return (name) => {
     if (name === null || name === undefined || name === '') return 'anonymous';
+    // The frontends' own names first: the common case, each a valid name.
+    if (always.has(name as string)) return name as string;
     if (typeof name !== 'string' || !OPERATION_NAME.test(name)) return 'invalid';
-    if (always.has(name)) return name;
     const at = now();
     if (seen.delete(name) || seen.size < max) {
       seen.set(name, at);
