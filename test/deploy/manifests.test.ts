@@ -247,7 +247,7 @@ function checkServing(pod: any, container: any, config: K8sObject) {
   // what an idle process holds, and MAX_SUBSCRIPTIONS streams at their measured size.
   const limit = bytes(container.resources.limits.memory);
   const heap = (V8_MB('max-old-space-size') + 3 * V8_MB('max-semi-space-size')) * 2 ** 20;
-  expect(heap).toBe(536 * 2 ** 20);
+  expect(heap).toBe(560 * 2 ** 20);
   expect(limit).toBeGreaterThan(heap + IDLE_BYTES);
   expect(limit).toBeGreaterThan(IDLE_BYTES + Number(config.data.MAX_SUBSCRIPTIONS) * STREAM_BYTES);
   expect(bytes(container.resources.requests.memory)).toBeLessThanOrEqual(limit);

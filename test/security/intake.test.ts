@@ -165,7 +165,7 @@ describe('the real process under 150 stalled 1 MB bodies from one address', () =
       RATE_LIMIT_POINTS: '0',
       // The heap as the image runs it (Dockerfile): a young generation left to grow to its default
       // would move RSS by tens of MB with allocation alone.
-      NODE_OPTIONS: '--max-semi-space-size=8 --max-old-space-size=512',
+      NODE_OPTIONS: '--max-semi-space-size=16 --max-old-space-size=512',
       // Set explicitly, so that the in-flight budget is what holds, not only the smaller default cap.
       MAX_REQUEST_BYTES: '1000000',
       MAX_CONNECTIONS_PER_CLIENT: '150',
