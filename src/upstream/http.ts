@@ -124,7 +124,10 @@ class Collector implements Dispatcher.DispatchHandler {
   ) {
     progress.sent = false;
     progress.status = undefined;
-    signal.addEventListener('abort', this.cancelled);
+    // A call cancelled before its turn (its caller gone, its budget spent in the queue) sends
+    // nothing: undici hands over the abort before it writes a byte.
+    if (signal.aborted) this.fail(signal.reason);
+    else signal.addEventListener('abort', this.cancelled);
   }
 
   private readonly cancelled = (): void => {
@@ -160,13 +163,21 @@ class Collector implements Dispatcher.DispatchHandler {
   }
   onComplete(): void {
     if (this.settled) return;
+    let text: string;
+    try {
+      const [only, ...more] = this.chunks;
+      const body = only && more.length === 0 ? only : Buffer.concat(this.chunks);
+      // A UTF-8 byte order mark is not part of the text (as undici's body.text() drops it).
+      const start = body.length >= 3 && body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? 3 : 0;
+      text = body.toString('utf8', start);
+    } catch (error) {
+      // A body past V8's longest string (only with a size cap raised that far).
+      this.fail(error);
+      return;
+    }
     this.settled = true;
     this.signal.removeEventListener('abort', this.cancelled);
-    const [only, ...more] = this.chunks;
-    const body = only && more.length === 0 ? only : Buffer.concat(this.chunks);
-    // A UTF-8 byte order mark is not part of the text (as undici's body.text() drops it).
-    const start = body.length >= 3 && body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? 3 : 0;
-    this.resolve({ status: this.progress.status ?? 0, text: body.toString('utf8', start) });
+    this.resolve({ status: this.progress.status ?? 0, text });
   }
   onError(error: Error): void {
     this.fail(error);

@@ -343,6 +343,39 @@ describe('how far a failed request got (its delivery: whether a write may have h
     expect(requests).toEqual([{ method: 'GET', url: '/x' }]);
   });
 
+  it('a PUT whose caller has already gone: nothing reaches the upstream', async () => {
+    const { http, requests } = await upstream((req, res) => afterBody(req, () => json(res, 200, {})));
+    const gone = new AbortController();
+    gone.abort(new Error('client went away'));
+    await expect(http.put('/x', { a: 1 }, { signal: gone.signal })).rejects.toThrow('client went away');
+    // A read after it, on the same connection: what was sent before it has arrived by its answer.
+    await http.get('/after');
+    expect(requests).toEqual([{ method: 'GET', url: '/after' }]);
+  });
+
+  it('a PUT whose caller leaves while it waits in the bulkhead: never sent once its turn comes', async () => {
+    const held: ServerResponse[] = [];
+    const { http, requests } = await upstream(
+      (req, res) => (req.url === '/held' ? held.push(res) : afterBody(req, () => json(res, 200, {}))),
+      { connections: 1, timeoutMs: 60_000 },
+    );
+    const first = http.get('/held');
+    await until(() => held.length === 1, { what: 'the first call at the upstream' });
+    const caller = new AbortController();
+    const write = http.put('/x', { a: 1 }, { signal: caller.signal });
+    const after = http.get('/after');
+    caller.abort(new Error('client went away'));
+    await expect(write).rejects.toThrow('client went away');
+    json(held[0] as ServerResponse, 200, {});
+    await first;
+    // The bulkhead serves its queue in order: the read queued after the write is answered last.
+    await after;
+    expect(requests).toEqual([
+      { method: 'GET', url: '/held' },
+      { method: 'GET', url: '/after' },
+    ]);
+  });
+
   it('a PUT beyond the bulkhead: unsent, nothing reaches the upstream', async () => {
     const held: ServerResponse[] = [];
     const { http, requests } = await upstream((_req, res) => held.push(res), {
