@@ -135,11 +135,16 @@ class Collector implements Dispatcher.DispatchHandler {
     this.abortRequest?.();
   };
 
-  private fail(error: unknown): void {
-    if (this.settled) return;
+  /** Marks the request settled and stops listening for its cancellation, once: false when it already was. */
+  private settle(): boolean {
+    if (this.settled) return false;
     this.settled = true;
     this.signal.removeEventListener('abort', this.cancelled);
-    this.reject(error);
+    return true;
+  }
+
+  private fail(error: unknown): void {
+    if (this.settle()) this.reject(error);
   }
 
   onConnect(abort: (reason?: Error) => void): void {
@@ -165,8 +170,8 @@ class Collector implements Dispatcher.DispatchHandler {
     if (this.settled) return;
     let text: string;
     try {
-      const [only, ...more] = this.chunks;
-      const body = only && more.length === 0 ? only : Buffer.concat(this.chunks);
+      const [first] = this.chunks;
+      const body = first && this.chunks.length === 1 ? first : Buffer.concat(this.chunks);
       // A UTF-8 byte order mark is not part of the text (as undici's body.text() drops it).
       const start = body.length >= 3 && body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? 3 : 0;
       text = body.toString('utf8', start);
@@ -175,9 +180,7 @@ class Collector implements Dispatcher.DispatchHandler {
       this.fail(error);
       return;
     }
-    this.settled = true;
-    this.signal.removeEventListener('abort', this.cancelled);
-    this.resolve({ status: this.progress.status ?? 0, text });
+    if (this.settle()) this.resolve({ status: this.progress.status ?? 0, text });
   }
   onError(error: Error): void {
     this.fail(error);
