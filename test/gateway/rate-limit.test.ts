@@ -1,6 +1,6 @@
 import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { parse } from 'graphql';
+import { getVariableValues, type OperationDefinitionNode, parse, type VariableDefinitionNode } from 'graphql';
 import { Agent, request } from 'undici';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { loadConfig, type ScaleConfig } from '../../src/config.js';
@@ -168,6 +168,58 @@ describe('what an operation costs', () => {
     const refused = operationCost(schema, byAddress, null, { d: null });
     expect(refused).toBeInstanceOf(Error);
     expect((refused as Error).message).toMatch(/delegatorAddress/);
+  });
+
+  it('refuses exactly the variables graphql-js refuses, with its message, whatever shortcut a fixed price takes', () => {
+    // A fixed price (no cost reads `$v`): whether the variables coerce is all that is asked of them.
+    const types = [
+      'String',
+      'String!',
+      'String! = "x"',
+      'Int',
+      'Int!',
+      'Float!',
+      'Boolean',
+      'ID!',
+      'Amount!',
+    ];
+    const values: unknown[] = [
+      'x',
+      '',
+      '12',
+      0,
+      -1,
+      1.5,
+      2 ** 31 - 1,
+      2 ** 31,
+      -(2 ** 31),
+      -(2 ** 31) - 1,
+      Number.MAX_SAFE_INTEGER,
+      true,
+      null,
+      [],
+      ['x'],
+      { a: 1 },
+    ];
+    for (const type of types) {
+      const verdicts = new Set<string>();
+      const document = parse(`query Q($v: ${type}) { validatorStatistics { totalValidators } }`);
+      const [definition] = (document.definitions[0] as OperationDefinitionNode).variableDefinitions ?? [];
+      for (const given of [...values.map((v) => ({ v })), {}]) {
+        const expected = getVariableValues(schema, [definition as VariableDefinitionNode], given);
+        const price = operationCost(schema, document, null, given);
+        const seen = `${type} with ${JSON.stringify(given)}`;
+        verdicts.add(expected.errors ? 'refused' : 'priced');
+        if (expected.errors) {
+          expect(price, seen).toBeInstanceOf(Error);
+          expect((price as Error).message, seen).toBe(expected.errors.map((e) => e.message).join(' '));
+        } else {
+          expect(price, seen).toBe(11);
+        }
+      }
+      // Both verdicts were tried for every type.
+      expect(verdicts, type).toEqual(new Set(['refused', 'priced']));
+    }
   });
 
   it('prices the operation that runs, not the first of the document', () => {

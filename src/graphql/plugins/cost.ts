@@ -22,6 +22,7 @@ import {
   Kind,
   type OperationDefinitionNode,
   type SelectionSetNode,
+  specifiedScalarTypes,
   type ValueNode,
   valueFromAST,
 } from 'graphql';
@@ -75,11 +76,14 @@ const DEPENDS_ON_VARIABLES = Symbol('depends on variables');
 const listOf = (type: GraphQLField<unknown, unknown>['type']) =>
   isListType(isNonNullType(type) ? type.ofType : type);
 
-/** Whether a value of the document holds a variable anywhere (`$x`, `[$x]`, `{ a: $x }`). */
-function holdsVariable(value: ValueNode): boolean {
-  if (value.kind === Kind.VARIABLE) return true;
-  if (value.kind === Kind.LIST) return value.values.some(holdsVariable);
-  if (value.kind === Kind.OBJECT) return value.fields.some((field) => holdsVariable(field.value));
+/**
+ * Whether a value of the document holds a variable anywhere (`$x`, `[$x]`, `{ a: $x }`), or one of
+ * the variables named in `among`.
+ */
+function holdsVariable(value: ValueNode, among?: ReadonlySet<string>): boolean {
+  if (value.kind === Kind.VARIABLE) return among === undefined || among.has(value.name.value);
+  if (value.kind === Kind.LIST) return value.values.some((item) => holdsVariable(item, among));
+  if (value.kind === Kind.OBJECT) return value.fields.some((field) => holdsVariable(field.value, among));
   return false;
 }
 
@@ -201,8 +205,13 @@ function skipped(pricing: Pricing, node: FieldNode | InlineFragmentNode | Fragme
   return include?.if === false;
 }
 
-/** An operation's price for given coerced variables (null: the price that holds for any). */
-type PriceOf = (variables: Record<string, unknown> | null) => number | GatewayError;
+/**
+ * An operation's price for given coerced variables (null: the price that holds for any).
+ * `readsVariables: false`: the price reads none, so variables that coerce need not be at hand.
+ */
+type PriceOf = ((variables: Record<string, unknown> | null) => number | GatewayError) & {
+  readsVariables?: false;
+};
 
 /**
  * How an operation is priced, worked out once per prepared operation: when no priced argument and
@@ -251,14 +260,77 @@ function pricer(schema: GraphQLSchema, document: DocumentNode, operation: Operat
   }
   // A declared cost that caught the refusal still read a variable's argument.
   if (probe.readUnknown) return perRequest;
-  // The arguments the price did not read are coerced all the same, as graphql-js would.
+  const fixed = (): number | GatewayError => ('cost' in once ? once.cost : refusal(once.error));
+  // The arguments the price did not read are coerced all the same, as graphql-js would. Once the
+  // variables coerced, only a nullable variable can refuse one (an explicit null where the argument,
+  // or a place inside it, is non-null): an argument fed by non-null variables alone coerces.
+  const nullable = new Set(
+    (operation.variableDefinitions ?? [])
+      .filter((definition) => definition.type.kind !== Kind.NON_NULL_TYPE)
+      .map((definition) => definition.variable.name.value),
+  );
+  const checked = unread.filter(({ node }) =>
+    node.arguments?.some((argument) => holdsVariable(argument.value, nullable)),
+  );
+  if (checked.length === 0) return Object.assign(fixed, { readsVariables: false as const });
   return (variables) => {
     try {
-      for (const { field, node } of unread) getArgumentValues(field, node, variables ?? {});
+      for (const { field, node } of checked) getArgumentValues(field, node, variables ?? {});
     } catch (error) {
       return refusal(error);
     }
-    return 'cost' in once ? once.cost : refusal(once.error);
+    return fixed();
+  };
+}
+
+/** Whether variables coerce, said without coercing them: false is no refusal, only "ask graphql-js". */
+type CoercesAlike = (variables: Record<string, unknown>) => boolean;
+
+/** What each of graphql-js's own scalars accepts as a variable's value (their parseValue). */
+const SCALAR_VALUES: Readonly<Record<string, (value: unknown) => boolean>> = {
+  String: (value) => typeof value === 'string',
+  Boolean: (value) => typeof value === 'boolean',
+  ID: (value) => typeof value === 'string' || Number.isInteger(value),
+  Int: (value) =>
+    Number.isInteger(value) && (value as number) <= 2 ** 31 - 1 && (value as number) >= -(2 ** 31),
+  Float: (value) => typeof value === 'number' && Number.isFinite(value),
+};
+
+/**
+ * For an operation whose variables are all of graphql-js's own scalars (`String!`, `Int`…), a check
+ * that a request's values coerce as graphql-js's `getVariableValues` would let them: given or
+ * defaulted where non-null, and each one its scalar accepts. Null for any other operation.
+ */
+function coercesAlike(schema: GraphQLSchema, operation: OperationDefinitionNode): CoercesAlike | null {
+  const checks: {
+    name: string;
+    nonNull: boolean;
+    defaulted: boolean;
+    accepts: (value: unknown) => boolean;
+  }[] = [];
+  for (const definition of operation.variableDefinitions ?? []) {
+    const nonNull = definition.type.kind === Kind.NON_NULL_TYPE;
+    const type = definition.type.kind === Kind.NON_NULL_TYPE ? definition.type.type : definition.type;
+    if (type.kind !== Kind.NAMED_TYPE) return null;
+    const scalar = specifiedScalarTypes.find((specified) => specified.name === type.name.value);
+    const accepts = SCALAR_VALUES[type.name.value];
+    // Only when the schema's type of that name is graphql-js's own, which coercion would ask.
+    if (!scalar || !accepts || schema.getType(scalar.name) !== scalar) return null;
+    const defaulted = definition.defaultValue !== undefined;
+    checks.push({ name: definition.variable.name.value, nonNull, defaulted, accepts });
+  }
+  return (variables) => {
+    for (const { name, nonNull, defaulted, accepts } of checks) {
+      // Left out: its default, or null; refused where non-null without a default.
+      if (!Object.hasOwn(variables, name)) {
+        if (nonNull && !defaulted) return false;
+        continue;
+      }
+      // Null: refused where non-null, even with a default.
+      const value = variables[name];
+      if (value === null ? nonNull : !accepts(value)) return false;
+    }
+    return true;
   };
 }
 
@@ -278,9 +350,13 @@ function costFor(
   operation: OperationDefinitionNode,
   price: PriceOf,
   variables: Record<string, unknown> | null | undefined,
+  coerces: CoercesAlike | null = null,
 ): number | GatewayError {
   const definitions = operation.variableDefinitions ?? [];
   if (definitions.length === 0) return price({});
+  // A price that reads no variable needs only to know that they coerce: said at once for values
+  // that do, else graphql-js coerces them, for its own messages.
+  if (price.readsVariables === false && coerces?.(variables ?? {})) return price(null);
   const coerced = getVariableValues(schema, definitions, variables ?? {});
   if (coerced.errors)
     return new GatewayError(coerced.errors.map((e) => e.message).join(' '), 'BAD_USER_INPUT');
@@ -302,7 +378,13 @@ export function operationCost(
 ): number | GatewayError {
   const operation = getOperationAST(document, operationName);
   if (!operation) return unknownOperation(operationName);
-  return costFor(schema, operation, pricer(schema, document, operation), variables);
+  return costFor(
+    schema,
+    operation,
+    pricer(schema, document, operation),
+    variables,
+    coercesAlike(schema, operation),
+  );
 }
 
 /** The refusal of an operation over MAX_COMPLEXITY, with the figure it was priced at. */
@@ -347,6 +429,7 @@ function pricingPart(
   const mutation = operation.operation === 'mutation';
   const refuse = (error: GatewayError) => ({ answer: { errors: [mutation ? notApplied(error) : error] } });
   const price = pricer(schema, document, operation);
+  const coerces = coercesAlike(schema, operation);
   const refuseOver = (over: Refusal | null) => (over ? refuse(rateLimited(over.retryAfterMs)) : undefined);
   return (args) => {
     const context = args.contextValue as Context;
@@ -355,6 +438,7 @@ function pricingPart(
       operation,
       price,
       args.variableValues as Record<string, unknown> | undefined,
+      coerces,
     );
     if (cost instanceof GatewayError) return refuse(cost);
     noteCost(context, cost);
