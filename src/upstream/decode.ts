@@ -5,8 +5,10 @@
  *
  * Two dialects reach this layer (real-upstreams.md): upstream-api.md's snake_case and the
  * production services' protojson (lowerCamelCase keys, 64-bit integers as strings, enums by name).
- * `camelKeys` is the one place that knows both spellings of a key: every body goes through it once,
- * and every reader below reads lowerCamelCase only. The readers accept both encodings of a value.
+ * This file is the one place that knows both spellings of a key: readers name a key in
+ * lowerCamelCase and `field` reads it in whichever spelling the object has (the body is read as it
+ * came, never copied), and `camelKeys` renames a free-form object's keys for the explorer's loose
+ * reads. The readers accept both encodings of a value.
  */
 
 export class ShapeError extends Error {}
@@ -28,10 +30,37 @@ function camelKey(key: string): string {
   return camel;
 }
 
+/** Keys the readers name (this code's own, so a bounded set), in snake_case. */
+const snakeCache = new Map<string, string>();
+
 /**
- * The same JSON with every object key in lowerCamelCase, at every depth. Objects whose keys are all
- * camelCase already are returned as they are (no copy), so an upstream that speaks camelCase pays a
- * walk and no allocation. The input is never modified: callers may keep it as the untouched `raw`.
+ * `operatorAddress` → `operator_address`, `rewards24h` → `rewards_24h`: upstream-api.md's spelling
+ * of a key, which `camelKey` turns back into the same name.
+ */
+function snakeKey(key: string): string {
+  let snake = snakeCache.get(key);
+  if (snake === undefined) {
+    snake = key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`).replace(/([a-z])(\d)/g, '$1_$2');
+    if (camelKey(snake) !== key) throw new Error(`no snake_case spelling of ${key}`);
+    snakeCache.set(key, snake);
+  }
+  return snake;
+}
+
+/**
+ * A member of an upstream object by its lowerCamelCase name, in whichever spelling the object has:
+ * protojson's (the name itself) or upstream-api.md's snake_case. When both are there, lowerCamelCase
+ * wins.
+ */
+export function field(o: Obj, key: string): unknown {
+  const value = o[key];
+  return value !== undefined ? value : o[snakeKey(key)];
+}
+
+/**
+ * The same JSON with every object key in lowerCamelCase, at every depth, for free-form data read by
+ * `loose` below. Objects whose keys are all camelCase already are returned as they are (no copy).
+ * The input is never modified: callers may keep it as the untouched `raw`.
  */
 export function camelKeys(value: unknown): unknown {
   if (Array.isArray(value)) {
@@ -78,7 +107,7 @@ export function list(value: unknown, what: string): unknown[] {
 }
 
 export function str(o: Obj, key: string): string {
-  const v = o[key];
+  const v = field(o, key);
   if (typeof v !== 'string') throw new ShapeError(`${key} is not a string`);
   return v;
 }
@@ -90,7 +119,7 @@ const INTEGER_TEXT = /^-?\d{1,30}$/;
  * is a JS number, so it must be exact: a string beyond 2^53 is refused rather than rounded.
  */
 export function int(o: Obj, key: string): number {
-  const n = intOrNull(o[key]);
+  const n = intOrNull(field(o, key));
   if (n === null) throw new ShapeError(`${key} is not an integer`);
   return n;
 }
@@ -109,21 +138,21 @@ function intOrNull(v: unknown): number | null {
  * JSON number that is an exact integer.
  */
 export function int64(o: Obj, key: string): string {
-  const v = o[key];
+  const v = field(o, key);
   if (typeof v === 'string' && INTEGER_TEXT.test(v)) return v;
   if (typeof v === 'number' && Number.isSafeInteger(v)) return String(v);
   throw new ShapeError(`${key} is not a 64-bit integer`);
 }
 
 export function num(o: Obj, key: string): number {
-  const v = o[key];
+  const v = field(o, key);
   const n = typeof v === 'string' && v.trim() !== '' ? Number(v) : v;
   if (typeof n !== 'number' || !Number.isFinite(n)) throw new ShapeError(`${key} is not a number`);
   return n;
 }
 
 export function bool(o: Obj, key: string): boolean {
-  const v = o[key];
+  const v = field(o, key);
   if (typeof v !== 'boolean') throw new ShapeError(`${key} is not a boolean`);
   return v;
 }
@@ -141,7 +170,7 @@ export function enumValue<T extends string>(
   names: Readonly<Record<string, number>>,
   values: readonly T[],
 ): { code: number; value: T | null } {
-  const v = o[key];
+  const v = field(o, key);
   if (typeof v === 'string' && !/^-?\d+$/.test(v)) {
     const code = Object.hasOwn(names, v) ? (names[v] as number) : null;
     return code === null ? { code: 0, value: null } : { code, value: values[code] ?? null };
@@ -154,14 +183,14 @@ const NUMBER_TEXT = /^-?\d+(\.\d+)?$/;
 
 /** A decimal number (amounts, shares, rates) kept exactly as sent: a string, or an exact integer. */
 export function decimal(o: Obj, key: string): string {
-  const v = o[key];
+  const v = field(o, key);
   if (typeof v === 'number' && Number.isSafeInteger(v)) return String(v);
   if (typeof v !== 'string' || !NUMBER_TEXT.test(v)) throw new ShapeError(`${key} is not a decimal string`);
   return v;
 }
 
 export function strings(o: Obj, key: string): string[] {
-  return list(o[key], key).map((item, i) => {
+  return list(field(o, key), key).map((item, i) => {
     if (typeof item !== 'string') throw new ShapeError(`${key}[${i}] is not a string`);
     return item;
   });

@@ -1,5 +1,5 @@
 import { type ErrorCode, UpstreamError, type UpstreamName } from '../errors.js';
-import { bool, camelKeys, int, int64, type Obj, obj, ShapeError } from './decode.js';
+import { bool, field, int, int64, type Obj, obj, ShapeError } from './decode.js';
 import type { QueryValue } from './http.js';
 import type { PageArgs, PageInfo } from './models.js';
 
@@ -18,7 +18,7 @@ export function pageQuery(args: PageArgs): Record<string, QueryValue> {
 }
 
 /**
- * The pagination object (upstream-api.md 2.3, or its protojson form) after `camelKeys`. `total`
+ * The pagination object (upstream-api.md 2.3, or its protojson form). `total`
  * arrives as a string or a number and is kept as exact text; an explorer that leaves out `hasPrev`
  * or `totalPages` has them derived from what it did send.
  */
@@ -33,8 +33,10 @@ export function toPageInfo(value: unknown): PageInfo {
     pageSize,
     total,
     totalPages:
-      p.totalPages === undefined ? Math.ceil(Number(total) / Math.max(pageSize, 1)) : int(p, 'totalPages'),
-    hasPreviousPage: p.hasPrev === undefined ? page > 1 : bool(p, 'hasPrev'),
+      field(p, 'totalPages') === undefined
+        ? Math.ceil(Number(total) / Math.max(pageSize, 1))
+        : int(p, 'totalPages'),
+    hasPreviousPage: field(p, 'hasPrev') === undefined ? page > 1 : bool(p, 'hasPrev'),
     hasNextPage: bool(p, 'hasNext'),
   };
 }
@@ -69,19 +71,12 @@ export function unwrapEnvelope(
 }
 
 /**
- * Decodes upstream JSON: one normalisation of its keys to camelCase (unless the caller needs the
- * untouched body and normalises parts itself), then `map`. A body of the wrong shape becomes
- * UPSTREAM_ERROR.
+ * Decodes upstream JSON with `map`, which reads it in either dialect (decode.ts). A body of the
+ * wrong shape becomes UPSTREAM_ERROR.
  */
-export function decodeBody<T>(
-  upstream: UpstreamName,
-  what: string,
-  body: unknown,
-  map: (o: Obj) => T,
-  normalise = true,
-): T {
+export function decodeBody<T>(upstream: UpstreamName, what: string, body: unknown, map: (o: Obj) => T): T {
   try {
-    return map(obj(normalise ? camelKeys(body) : body, what));
+    return map(obj(body, what));
   } catch (error) {
     if (error instanceof ShapeError) {
       throw new UpstreamError(upstream, 'UPSTREAM_ERROR', `${what}: ${error.message}`);

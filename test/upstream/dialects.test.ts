@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { UpstreamError } from '../../src/errors.js';
-import { camelKeys, int, int64, type Obj } from '../../src/upstream/decode.js';
+import { camelKeys, field, int, int64, type Obj } from '../../src/upstream/decode.js';
 import { baseUrl, createUpstreams, type Upstreams } from '../../src/upstream/index.js';
 import {
   BIG,
@@ -83,6 +83,26 @@ describe('decoding primitives', () => {
     expect(JSON.stringify(input)).toBe(frozen);
     const camel = { already: { camelCase: [1, 2] } };
     expect(camelKeys(camel)).toBe(camel);
+  });
+
+  it('reads a member by its camelCase name in either spelling, camelCase first, as camelKeys would rename it', () => {
+    const snake = {
+      operator_address: 'a',
+      rewards_24h: '1',
+      slashing_events_24h: '2',
+      commission_max_change_rate: '3',
+    };
+    const renamed = camelKeys(snake) as Obj;
+    for (const key of ['operatorAddress', 'rewards24h', 'slashingEvents24h', 'commissionMaxChangeRate']) {
+      expect(field(snake, key), key).toBe(renamed[key]);
+      expect(renamed[key], key).toEqual(expect.any(String));
+    }
+    expect(field({ operatorAddress: 'camel', operator_address: 'snake' }, 'operatorAddress')).toBe('camel');
+    expect(field({ operator_address: 'snake', operatorAddress: 'camel' }, 'operatorAddress')).toBe('camel');
+    expect(camelKeys({ operator_address: 'snake', operatorAddress: 'camel' })).toEqual({
+      operatorAddress: 'camel',
+    });
+    expect(field({}, 'operatorAddress')).toBeUndefined();
   });
 
   it('keeps 64-bit integers beyond 2^53 exact as text, and refuses them where a number is needed', () => {

@@ -118,17 +118,11 @@ export class ExplorerClient {
       ...scope,
     });
     // Items are normalised one by one, so that `raw` keeps each exactly as it came.
-    return decodeBody(
-      'explorer',
-      'envelope',
-      body,
-      (envelope: Obj) => {
-        const data = unwrapEnvelope('explorer', envelope, this.settings.successCodes);
-        const key = LIST_KEYS.find((k) => Array.isArray(data[k]));
-        if (key === undefined) throw new ShapeError('data holds no list');
-        return { nodes: list(data[key], key).map(map), pageInfo: toPageInfo(camelKeys(data.pagination)) };
-      },
-      false,
-    );
+    return decodeBody('explorer', 'envelope', body, (envelope: Obj) => {
+      const data = unwrapEnvelope('explorer', envelope, this.settings.successCodes);
+      const key = LIST_KEYS.find((k) => Array.isArray(data[k]));
+      if (key === undefined) throw new ShapeError('data holds no list');
+      return { nodes: list(data[key], key).map(map), pageInfo: toPageInfo(data.pagination) };
+    });
   }
 }

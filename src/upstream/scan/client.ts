@@ -1,4 +1,4 @@
-import { bool, int, list, type Obj, obj, ShapeError, str } from '../decode.js';
+import { bool, field, int, list, type Obj, obj, ShapeError, str } from '../decode.js';
 import type { CallScope, UpstreamHttp } from '../http.js';
 import type {
   Address,
@@ -59,28 +59,28 @@ function toSubmitTarget(value: unknown): SubmitTarget | null {
 }
 
 function toSuggestions(s: Obj): Suggestions {
-  const counts = obj(s.counts, 'counts');
+  const counts = obj(field(s, 'counts'), 'counts');
   const selected = str(s, 'selectedCategory');
   if (!CATEGORIES.includes(selected)) throw new ShapeError(`selectedCategory ${selected} is unknown`);
   return {
     query: str(s, 'query'),
-    transactions: list(s.transactions, 'transactions').map(toTransaction),
-    blocks: list(s.blocks, 'blocks').map(toBlock),
-    addresses: list(s.addresses, 'addresses').map(toAddress),
+    transactions: list(field(s, 'transactions'), 'transactions').map(toTransaction),
+    blocks: list(field(s, 'blocks'), 'blocks').map(toBlock),
+    addresses: list(field(s, 'addresses'), 'addresses').map(toAddress),
     counts: {
       transactions: int(counts, 'transactions'),
       blocks: int(counts, 'blocks'),
       addresses: int(counts, 'addresses'),
     },
     selectedCategory: selected as SearchCategory,
-    submitTarget: toSubmitTarget(s.submitTarget),
+    submitTarget: toSubmitTarget(field(s, 'submitTarget')),
   };
 }
 
 function toSearchResults(s: Obj): SearchResults {
   return {
     query: str(s, 'query'),
-    results: list(s.results, 'results').map((value) => {
+    results: list(field(s, 'results'), 'results').map((value) => {
       const r = obj(value, 'result');
       const kind = str(r, 'kind');
       if (!KINDS.includes(kind)) throw new ShapeError(`result kind ${kind} is unknown`);

@@ -1,9 +1,9 @@
 import { UpstreamError } from '../../errors.js';
 import {
   bool,
-  camelKeys,
   decimal,
   enumValue,
+  field,
   int,
   int64,
   list,
@@ -123,7 +123,7 @@ const toValidator = (value: unknown): Validator => {
     registrationTime: str(v, 'registrationTime'),
     walletAddress: str(v, 'walletAddress'),
     delegationCount: int64(v, 'delegationCount'),
-    outstandingRewards: list(v.outstandingRewards, 'outstandingRewards').map(toCoin),
+    outstandingRewards: list(field(v, 'outstandingRewards'), 'outstandingRewards').map(toCoin),
   };
 };
 
@@ -145,17 +145,17 @@ const toDelegation =
   (delegatorAddress: string) =>
   (value: unknown): Delegation => {
     const item = obj(value, 'delegation response');
-    const d = obj(item.delegation, 'delegation');
+    const d = obj(field(item, 'delegation'), 'delegation');
     return {
       delegatorAddress,
       validatorAddress: str(d, 'validatorAddress'),
       shares: decimal(d, 'shares'),
-      balance: toCoin(item.balance),
+      balance: toCoin(field(item, 'balance')),
     };
   };
 
 const toRound = (o: Obj): BuybackRound => {
-  const r = obj(o.round, 'round');
+  const r = obj(field(o, 'round'), 'round');
   return {
     id: str(r, 'id'),
     roundId: str(r, 'roundId'),
@@ -203,12 +203,12 @@ export class StakeClient {
       ...scope,
     });
     return this.decode('delegations', body, (o) => {
-      const items = list(o.delegationResponses, 'delegationResponses');
-      const first = items[0] as { delegation?: { delegatorAddress?: unknown } } | undefined;
-      if (typeof first?.delegation?.delegatorAddress === 'string') {
-        this.accounts.learnFrom(first.delegation.delegatorAddress);
-      }
-      return { nodes: items.map(toDelegation(delegator)), pageInfo: toPageInfo(o.pagination) };
+      const items = list(field(o, 'delegationResponses'), 'delegationResponses');
+      const first = items[0] as Obj | undefined;
+      const sent = typeof first === 'object' && first !== null ? (field(first, 'delegation') as Obj) : null;
+      const address = typeof sent === 'object' && sent !== null ? field(sent, 'delegatorAddress') : null;
+      if (typeof address === 'string') this.accounts.learnFrom(address);
+      return { nodes: items.map(toDelegation(delegator)), pageInfo: toPageInfo(field(o, 'pagination')) };
     });
   }
 
@@ -224,10 +224,10 @@ export class StakeClient {
       ...scope,
     });
     return this.decode('validators', body, (o) => {
-      const pageInfo = toPageInfo(o.pagination);
+      const pageInfo = toPageInfo(field(o, 'pagination'));
       return {
-        validators: list(o.validators, 'validators').map(toValidator),
-        statistics: toStatistics(o.statistics),
+        validators: list(field(o, 'validators'), 'validators').map(toValidator),
+        statistics: toStatistics(field(o, 'statistics')),
         page: pageInfo.page,
         totalPages: pageInfo.totalPages,
       };
@@ -324,7 +324,7 @@ export class StakeClient {
     try {
       const round = unwrapEnvelope(
         'stake',
-        obj(camelKeys(res.body), 'buyback round'),
+        obj(res.body, 'buyback round'),
         this.settings.successCodes,
         refused,
       );
