@@ -190,7 +190,7 @@ export class StakeClient {
     this.accounts = new StakeAccounts(settings.bech32Prefix);
   }
 
-  /** The body of a staking answer, bare or in the envelope, with camelCase keys. */
+  /** The body of a staking answer, bare or in the envelope, read in either dialect. */
   private decode<T>(what: string, body: unknown, map: (o: Obj) => T, failure?: EnvelopeFailure): T {
     return decodeBody('stake', what, body, (o) =>
       map(unwrapEnvelope('stake', o, this.settings.successCodes, failure)),
