@@ -145,8 +145,11 @@ export class Exchange {
   readonly headers: RequestHeaders;
   readonly trace: RequestTrace;
   readonly cancel = new Cancellation();
-  /** What the pipeline reads of the request: its headers and its cancellation, with the trace on it. */
-  readonly request: { headers: RequestHeaders; signal: Cancellation };
+  /**
+   * What the pipeline reads of the request: its method, its headers and its cancellation, with the
+   * trace on it.
+   */
+  readonly request: { method: string; headers: RequestHeaders; signal: Cancellation };
   /** Whether its end is a GraphQL request's (log line, metrics, span), or a health check's, GraphiQL's… */
   private readonly graphql: boolean;
   private ended = false;
@@ -154,9 +157,10 @@ export class Exchange {
   constructor(
     {
       res = null,
+      method,
       headers,
       graphql = true,
-    }: { res?: ServerResponse | null; headers: RequestHeaders; graphql?: boolean },
+    }: { res?: ServerResponse | null; method: string; headers: RequestHeaders; graphql?: boolean },
     private readonly telemetry: Telemetry,
     private readonly cors: CorsPolicy,
   ) {
@@ -164,7 +168,7 @@ export class Exchange {
     this.headers = headers;
     this.graphql = graphql;
     this.trace = startTrace((name) => headers.get(name), graphql);
-    this.request = { headers, signal: this.cancel };
+    this.request = { method, headers, signal: this.cancel };
     attachTrace(this.request, this.trace);
     if (res) {
       // One listener function for every exchange, the exchange on its response: no closure each.

@@ -13,8 +13,9 @@ import { HTTP_STAGE_HOOKS, hasHttpStage } from './routing.js';
  *   prepared request does in its place.
  * - The node:http adapter (http/fast-path.ts) skips the HTTP stage: a plugin with an HTTP-stage hook
  *   says what it decides there (routing.ts), or is Yoga's own, whose request reading and routes the
- *   adapter's own reading replaces (it takes a JSON POST of one request, or an EventSource GET, on
- *   the GraphQL endpoint only).
+ *   adapter's own reading replaces (it takes a JSON POST of one request, a GET of a hot query, or an
+ *   EventSource GET, on the GraphQL endpoint only). Yoga's refusal of a mutation over GET hangs on
+ *   parsing, which a prepared request skips: the adapter takes a GET only for a prepared query.
  *
  * Yoga's own plugins are told by their make, not by their place: each is compared with those of a
  * Yoga built with the same options and no plugin of the gateway (same hooks, same code).

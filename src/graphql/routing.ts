@@ -41,10 +41,28 @@ export interface HttpStage {
   /** The document a request names by id, when this plugin holds it in process; null otherwise. */
   named?(params: SentParams): string | null;
   /**
+   * What this plugin's `onResponse` does to a whole answer, as the function the adapter calls too
+   * on the answers it writes: the answer to write instead, or null to leave it as it is.
+   */
+  answer?(request: AnsweredRequest, answer: WholeAnswer): WholeAnswer | null;
+  /**
    * What the adapter does in place of this plugin's hooks, for a plugin that declines nothing (the
    * trace, the answer's headers): the one function both paths call.
    */
   sharedWith?: string;
+}
+
+/** The request an answer is for: the pipeline's own request object (a plugin's part may have marked it). */
+export interface AnsweredRequest {
+  readonly method: string;
+  readonly headers: { get(name: string): string | null };
+}
+
+/** A whole answer about to be written: its status, its headers (lowercase names) and its body. */
+export interface WholeAnswer {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string | null;
 }
 
 export type HttpStagePlugin = Plugin & { readonly httpStage: HttpStage };
@@ -79,6 +97,13 @@ export class Routing {
       if (reason !== null) return reason;
     }
     return null;
+  }
+
+  /** A whole answer as the plugins' `onResponse` would leave it, asked in pipeline order. */
+  answer(request: AnsweredRequest, answer: WholeAnswer): WholeAnswer {
+    let current = answer;
+    for (const stage of this.stages) current = stage.answer?.(request, current) ?? current;
+    return current;
   }
 
   /** The document a request names by id, held in process by one of the plugins; null: Yoga resolves it. */

@@ -11,7 +11,7 @@ import type { DocumentCache } from '../graphql/pipeline/documents.js';
 import type { PreparedRequest } from '../graphql/pipeline/parts.js';
 import type { AnswerShape } from '../graphql/pipeline/shape.js';
 import { INTERNAL_ANSWER, publicError } from '../graphql/public-errors.js';
-import type { AdapterRequest, Routing, SentParams } from '../graphql/routing.js';
+import type { AdapterRequest, Routing, SentParams, WholeAnswer } from '../graphql/routing.js';
 import type { ContextSource, GatewayYoga } from '../graphql/yoga.js';
 import { errorSummary } from '../ops/logger.js';
 import type { Telemetry } from '../ops/request-trace.js';
@@ -25,8 +25,8 @@ import { type EventStreams, serveSubscription } from './sse.js';
  * (every plugin of the schema: prepared documents, limits, telemetry's operation name,
  * error masking) straight from node:http, without building WHATWG Request and Response objects:
  * on a small machine that translation costs more than the GraphQL work. A repeated request of a hot
- * query, sent as text or named by a manifest's or APQ's id, runs its prepared request instead (the
- * same plugins' parts, graphql/pipeline/); a subscription asked for as an event stream (POST, or an
+ * query, sent as text (POST, or GET: a CDN's miss) or named by a manifest's or APQ's id, runs its
+ * prepared request instead (the same plugins' parts, graphql/pipeline/); a subscription asked for as an event stream (POST, or an
  * EventSource's GET) is written by sse.ts. Whether the adapter may take a request is the plugins'
  * to say (graphql/routing.ts): any plugin that declines it sends it to Yoga, as does anything the
  * adapter does not read (other methods, paths and media types, batches, odd bodies). Answers are
@@ -64,6 +64,14 @@ function pathOf(req: IncomingMessage): string {
   return (q === -1 ? req.url : req.url?.slice(0, q)) ?? '/';
 }
 
+/** Whether a request accepts what the adapter writes: JSON, or an event stream of a subscription. */
+function acceptsAnswer(req: IncomingMessage): boolean {
+  const accept = req.headers.accept;
+  return (
+    !accept || accept === '*/*' || /^application\/json\s*(;[^,]*)?$/i.test(accept) || wantsEventStream(req)
+  );
+}
+
 /**
  * JSON in, JSON (or an event stream of a subscription) out, on the GraphQL endpoint: the only POSTs
  * the adapter reads. Whether it runs them is the plugins' to say (graphql/routing.ts).
@@ -72,15 +80,7 @@ function readable(req: IncomingMessage): boolean {
   if (req.method !== 'POST' || pathOf(req) !== '/graphql') return false;
   const type = req.headers['content-type'];
   if (!type || !/^application\/json\s*(;|$)/i.test(type)) return false;
-  const accept = req.headers.accept;
-  if (
-    accept &&
-    accept !== '*/*' &&
-    !/^application\/json\s*(;[^,]*)?$/i.test(accept) &&
-    !wantsEventStream(req)
-  )
-    return false;
-  return true;
+  return acceptsAnswer(req);
 }
 
 /**
@@ -168,40 +168,48 @@ async function run(
   }
 }
 
-/** Writes a finished result: a bare success as its JSON, anything with errors through Yoga's encoder. */
-async function write(
+/** A finished result as a whole answer: a bare success as its JSON, anything with errors through Yoga's encoder. */
+async function answerOf(
   yoga: GatewayYoga,
-  res: ServerResponse,
   result: ExecutionResult,
   common: Record<string, string>,
-): Promise<void> {
+): Promise<WholeAnswer> {
   if (!result.errors) {
     // No errors, no internals to strip: the common case skips the Response object entirely.
     const stringify = (result as { stringify?: (r: unknown) => string }).stringify ?? JSON.stringify;
     const text = stringify(result);
-    res.writeHead(200, {
-      'content-type': 'application/json; charset=utf-8',
-      'content-length': Buffer.byteLength(text),
-      ...common,
-    });
-    res.end(text);
-    return;
+    return {
+      status: 200,
+      headers: {
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': String(Buffer.byteLength(text)),
+        ...common,
+      },
+      body: text,
+    };
   }
   const response = await processRegularResult(result as never, yoga.fetchAPI, 'application/json');
   const text = await response.text();
-  if (res.destroyed) return;
-  res.writeHead(response.status, {
-    ...Object.fromEntries(response.headers),
-    'content-length': Buffer.byteLength(text),
-    ...common,
-  });
-  res.end(text);
+  return {
+    status: response.status,
+    headers: {
+      ...Object.fromEntries(response.headers),
+      'content-length': String(Buffer.byteLength(text)),
+      ...common,
+    },
+    body: text,
+  };
 }
 
 /** One fast-path request, traced from start to close, answered as its exchange finishes every answer. */
 async function answer(
   yoga: GatewayYoga,
-  { telemetry, cors, prepared }: Pick<ListenerOptions, 'telemetry' | 'cors' | 'prepared'>,
+  {
+    telemetry,
+    cors,
+    prepared,
+    routing,
+  }: Pick<ListenerOptions, 'telemetry' | 'cors' | 'prepared' | 'routing'>,
   {
     req,
     res,
@@ -217,13 +225,22 @@ async function answer(
   },
 ): Promise<void> {
   // Ends when the socket closes: the answer written, or the caller gone (cancelled, 499).
-  const exchange = new Exchange({ res, headers }, telemetry, cors);
+  const exchange = new Exchange({ res, method: req.method as string, headers }, telemetry, cors);
   const { request } = exchange;
   const result = exchange.finish(
     await run(yoga, { telemetry, prepared }, { request, params, hot }, { req, res }),
   );
   if (res.destroyed) return;
-  await write(yoga, res, result, exchange.answerHeaders({ 'cache-control': DEFAULT_CACHE_CONTROL }));
+  const whole = await answerOf(
+    yoga,
+    result,
+    exchange.answerHeaders({ 'cache-control': DEFAULT_CACHE_CONTROL }),
+  );
+  // What the plugins' onResponse would make of it on Yoga's path (a shareable GET's entity tag, a 304).
+  const written = routing.answer(request, whole);
+  if (res.destroyed) return;
+  res.writeHead(written.status, written.headers);
+  res.end(written.body ?? undefined);
 }
 
 /** The last resort: an answer that failed is logged, and the client gets a masked 500 (or a cut). */
@@ -245,7 +262,7 @@ function failed(telemetry: Telemetry, cors: CorsPolicy, req: IncomingMessage, re
 }
 
 /**
- * A GET's GraphQL parameters (`?query=…`, what an EventSource sends), or null when Yoga should read
+ * A GET's GraphQL parameters (`?query=…`: a CDN's miss, an EventSource), or null when Yoga should read
  * them (no document, extensions, variables that are not a JSON object).
  */
 function getParams(req: IncomingMessage): SentParams | null {
@@ -319,6 +336,9 @@ export function createRequestListener(yoga: GatewayYoga, options: ListenerOption
     if (text === null) return toYogaAgain();
     const events = wantsEventStream(req);
     const hot = events ? null : prepared.documents.preparedRequest(text, sent.operationName);
+    // A GET of one result runs only a prepared query: Yoga's path parses the rest, refuses a
+    // mutation (405) and answers what does not parse.
+    if (req.method === 'GET' && !events && !hot?.query) return toYogaAgain();
     const request = adapterRequest(req, sent, text, { documents: prepared.documents, hot });
     if (routing.declines(request) !== null) return toYogaAgain();
     const params = { ...sent, query: text };
@@ -334,7 +354,7 @@ export function createRequestListener(yoga: GatewayYoga, options: ListenerOption
     telemetry.metrics.inFlight.inc();
     res.once('close', () => telemetry.metrics.inFlight.dec());
     if (req.method === 'GET') {
-      const params = wantsEventStream(req) && pathOf(req) === '/graphql' ? getParams(req) : null;
+      const params = pathOf(req) === '/graphql' && acceptsAnswer(req) ? getParams(req) : null;
       if (params) Promise.resolve(route(req, res, params, null)).catch(failed(telemetry, cors, req, res));
       else yoga(req, res);
       return;

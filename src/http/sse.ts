@@ -247,7 +247,11 @@ async function answerByYoga(request: SubscriptionRequest, exchange: Exchange, re
 export async function serveSubscription(request: SubscriptionRequest): Promise<void> {
   const { yoga, telemetry, cors, req, res, params } = request;
   // A caller gone before the stream's head is written is logged 499 (its work cancelled).
-  const exchange = new Exchange({ res, headers: request.headers ?? headersOf(req) }, telemetry, cors);
+  const exchange = new Exchange(
+    { res, method: req.method as string, headers: request.headers ?? headersOf(req) },
+    telemetry,
+    cors,
+  );
   // The stream's end watches the socket from now on: a client gone cancels the subscribe-time work.
   const sse = new StreamHandle(res, exchange.cancel);
   const envelope = yoga.getEnveloped({ request: exchange.request, params, req, res, sse });

@@ -81,9 +81,15 @@ export interface Scenario {
   variables: () => Record<string, unknown>;
   headers?: Record<string, string>;
   latencyMs?: number;
-  /** A new document on every request (an adversarial scenario, only run when named in --only). */
+  /** A new document on every request (an adversarial scenario). */
   document?: () => string;
+  /** GET: the parameters in the URL, as a CDN forwards a query it does not hold. */
+  method?: 'GET';
+  /** Only run when named in --only: the adversarial and the gateway-only scenarios. */
+  namedOnly?: true;
 }
+
+const S2_QUERY = `query S2 { validators(pageSize: 100) { nodes { moniker operatorAddress status jailed tokens delegatorShares uptimePercentage delegationCount imageUrl description commission { rate maxRate maxChangeRate updateTime } } } }`;
 
 export function scenarios(): Scenario[] {
   const data = generate({ seed: SEED, now: Date.now() });
@@ -104,7 +110,7 @@ export function scenarios(): Scenario[] {
     {
       id: 'S2',
       title: 'validator table, 100 rows',
-      query: `query S2 { validators(pageSize: 100) { nodes { moniker operatorAddress status jailed tokens delegatorShares uptimePercentage delegationCount imageUrl description commission { rate maxRate maxChangeRate updateTime } } } }`,
+      query: S2_QUERY,
       variables: () => ({}),
     },
     {
@@ -146,6 +152,16 @@ export function scenarios(): Scenario[] {
       query: FLOOD_QUERY,
       variables: () => ({}),
       document: uniqueFloodDocument,
+      namedOnly: true,
+    },
+    {
+      id: 'G2',
+      title: 'S2 as a GET, a CDN’s miss (the gateway only: the baseline reads POSTs)',
+      query: S2_QUERY.replace('query S2', 'query G2'),
+      variables: () => ({}),
+      method: 'GET',
+      headers: { accept: 'application/json', 'x-graphql-csrf': '1' },
+      namedOnly: true,
     },
   ];
 }
@@ -276,18 +292,31 @@ export async function load(
     duration: durationSec,
     ...(rate ? { overallRate: rate } : {}),
     requests: [
-      {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...scenario.headers },
-        setupRequest: (req) => ({
-          ...req,
-          body: JSON.stringify({
-            query: document(),
-            operationName: scenario.id,
-            variables: scenario.variables(),
-          }),
-        }),
-      },
+      scenario.method === 'GET'
+        ? {
+            method: 'GET',
+            headers: { ...scenario.headers },
+            setupRequest: (req) => ({
+              ...req,
+              path: `${new URL(url).pathname}?${new URLSearchParams({
+                query: document(),
+                operationName: scenario.id,
+                variables: JSON.stringify(scenario.variables()),
+              })}`,
+            }),
+          }
+        : {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', ...scenario.headers },
+            setupRequest: (req) => ({
+              ...req,
+              body: JSON.stringify({
+                query: document(),
+                operationName: scenario.id,
+                variables: scenario.variables(),
+              }),
+            }),
+          },
     ],
   });
   return result;
@@ -459,7 +488,7 @@ export async function runBenchmark(
 
     const results: ScenarioResult[] = [];
     for (const scenario of scenarios().filter((s) =>
-      options.only ? options.only.includes(s.id) : !s.document,
+      options.only ? options.only.includes(s.id) : !s.namedOnly,
     )) {
       await ask(devnet.child, { type: 'latency', ms: scenario.latencyMs ?? 0 });
       const variables = scenario.variables();

@@ -95,6 +95,9 @@ interface Call {
   extensions?: Record<string, unknown>;
   documentId?: string;
   token?: string;
+  /** GET: the parameters in the URL, as a CDN forwards a browser's query. */
+  method?: 'GET';
+  headers?: Record<string, string>;
 }
 
 interface Exchange {
@@ -134,27 +137,40 @@ function logUntil(s: Side, from: number, requestId: string): Promise<Record<stri
   });
 }
 
+/** GraphQL parameters as a GET's query string: objects as JSON, absent ones left out. */
+const getQuery = (params: Record<string, unknown>) =>
+  new URLSearchParams(
+    Object.entries(params)
+      .filter(([, value]) => value !== undefined)
+      .map(([name, value]) => [name, typeof value === 'string' ? value : JSON.stringify(value)]),
+  ).toString();
+
 let sequence = 0;
 async function send(s: Side, call: Call, requestId = `prepared-${++sequence}`): Promise<Exchange> {
   const from = s.lines.length;
-  const res = await request(s.url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json',
-      origin: ORIGIN,
-      'x-request-id': requestId,
-      traceparent: TRACEPARENT,
-      ...(call.token ? { authorization: `Bearer ${call.token}` } : {}),
-    },
-    body: JSON.stringify({
-      query: call.query,
-      variables: call.variables,
-      operationName: call.operationName,
-      extensions: call.extensions,
-      documentId: call.documentId,
-    }),
-  });
+  const sent = {
+    accept: 'application/json',
+    origin: ORIGIN,
+    'x-request-id': requestId,
+    traceparent: TRACEPARENT,
+    ...(call.token ? { authorization: `Bearer ${call.token}` } : {}),
+    ...call.headers,
+  };
+  const params = {
+    query: call.query,
+    variables: call.variables,
+    operationName: call.operationName,
+    extensions: call.extensions,
+    documentId: call.documentId,
+  };
+  const res =
+    call.method === 'GET'
+      ? await request(`${s.url}?${getQuery(params)}`, { method: 'GET', headers: sent })
+      : await request(s.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...sent },
+          body: JSON.stringify(params),
+        });
   const { date, ...headers } = res.headers;
   expect(date).toEqual(expect.any(String));
   // The twins' windows start a few ms apart: the seconds to their ends may round apart.
@@ -434,6 +450,100 @@ describe('a document named by id is prepared too', () => {
     } finally {
       await persisted.close();
     }
+  });
+});
+
+describe('a GET of a hot query (a CDN’s miss) runs its prepared request, answered as Yoga answers it', () => {
+  let cached: Twin;
+  beforeAll(async () => {
+    cached = await twin({ responseCacheTtlMs: 60_000, validatorCacheTtlMs: 60_000 });
+  });
+  afterAll(async () => {
+    await cached?.close();
+  });
+  /** A GET with the header a form cannot set (CSRF prevention), as a frontend's client sends it. */
+  const get = (call: Call): Call => ({
+    ...call,
+    method: 'GET',
+    headers: { 'x-graphql-csrf': '1', ...call.headers },
+  });
+  const puts = () => devnet.requests.filter((r) => r.method === 'PUT').length;
+
+  for (const { name, text } of queries.filter((q) => !/^\s*mutation\b/m.test(q.text))) {
+    it(`the frontends’ ${name}`, async () => {
+      const call = get({ query: text, variables: exampleVariables(devnet.data)[name], token: devnet.token });
+      const answer = await alike(cached, call, call);
+      expect(answer.status).toBe(200);
+      expect(codes(answer)).toEqual([]);
+    });
+  }
+
+  it('a public answer: public max-age and an entity tag, then a 304 for a caller that has it', async () => {
+    const call = get({
+      query: '{ validators(pageSize: 100) { nodes { moniker tokens commission { rate } } } }',
+    });
+    const answer = await alike(cached, call, call);
+    expect(answer.status).toBe(200);
+    expect(answer.headers['cache-control']).toBe('public, max-age=60');
+    const etag = answer.headers.etag as string;
+    expect(etag).toMatch(/^"[\w-]{27}"$/);
+    const again = await alike(cached, call, get({ ...call, headers: { 'if-none-match': etag } }));
+    expect(again.status).toBe(304);
+    expect(again.body).toBe('');
+    expect(again.headers.etag).toBe(etag);
+    expect(again.headers['content-type']).toBeUndefined();
+  });
+
+  it('a private answer stays no-store, with no entity tag', async () => {
+    const call = get({
+      query: 'query P($d: String!) { delegations(delegatorAddress: $d) { nodes { shares } } }',
+      variables: { d: exampleVariables(devnet.data).DelegatorPortfolio?.delegator },
+    });
+    const answer = await alike(cached, call, call);
+    expect(answer.status).toBe(200);
+    expect(answer.headers['cache-control']).toBe('no-store');
+    expect(answer.headers.etag).toBeUndefined();
+  });
+
+  it('variables that do not coerce: the same refusal, never shared', async () => {
+    const query = 'query B($h: Int!) { block(height: $h) { hash } }';
+    const answer = await alike(
+      cached,
+      get({ query, variables: { h: 1 } }),
+      get({ query, variables: { h: 'x' } }),
+    );
+    expect(codes(answer)).toEqual(['BAD_USER_INPUT']);
+    expect(answer.headers['cache-control']).toBe('no-store');
+    expect(answer.headers.etag).toBeUndefined();
+  });
+
+  it('a hot mutation sent as GET does not run: 405 on both, nothing sent to staking', async () => {
+    const query =
+      'mutation Buyback($input: UpdateBuybackRoundInput!) { updateBuybackRound(input: $input) { round { roundId } } }';
+    const warm = { query, variables: exampleVariables(devnet.data).UpdateBuybackRound, token: devnet.token };
+    // Hot on the prepared twin: sent once by POST, as the frontends send it.
+    await send(cached.prepared, warm);
+    const before = await preparedCount(cached.prepared);
+    const sentBefore = puts();
+    const prepared = await send(cached.prepared, get(warm), 'get-mutation');
+    const first = await send(cached.first, get(warm), 'get-mutation');
+    expect(prepared.status).toBe(405);
+    expect(prepared.headers.allow).toBe('POST');
+    expect(prepared).toEqual(first);
+    expect(await preparedCount(cached.prepared)).toBe(before);
+    expect(puts()).toBe(sentBefore);
+  });
+
+  it('a GET without a header a form cannot set is refused on both, and never runs prepared', async () => {
+    const query = '{ validatorStatistics { totalValidators } }';
+    await send(cached.prepared, get({ query }));
+    const before = await preparedCount(cached.prepared);
+    const call: Call = { query, method: 'GET' };
+    const prepared = await send(cached.prepared, call, 'no-csrf');
+    const first = await send(cached.first, call, 'no-csrf');
+    expect(prepared.status).toBe(403);
+    expect(prepared).toEqual(first);
+    expect(await preparedCount(cached.prepared)).toBe(before);
   });
 });
 

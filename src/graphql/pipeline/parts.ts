@@ -1,4 +1,10 @@
-import type { DocumentNode, ExecutionArgs, ExecutionResult, GraphQLSchema } from 'graphql';
+import {
+  type DocumentNode,
+  type ExecutionArgs,
+  type ExecutionResult,
+  type GraphQLSchema,
+  getOperationAST,
+} from 'graphql';
 import type { CompiledQuery } from 'graphql-jit';
 import type { Plugin } from 'graphql-yoga';
 import { operationFact } from './facts.js';
@@ -98,13 +104,18 @@ export function partPlugin(
  * compares them byte for byte).
  */
 export class PreparedRequest {
+  /** Whether its operation is a query (not the mutation): what a GET may run. */
+  readonly query: boolean;
+
   constructor(
     readonly schema: GraphQLSchema,
     readonly document: DocumentNode,
     readonly operationName: string | undefined,
     private readonly parts: readonly RequestPart[],
     private readonly plan: CompiledQuery,
-  ) {}
+  ) {
+    this.query = getOperationAST(document, operationName)?.operation === 'query';
+  }
 
   async run(
     contextValue: object,

@@ -26,7 +26,11 @@ export function useAnswers(telemetry: Telemetry, cors: CorsPolicy): HttpStagePlu
   const open = (request: Request, serverContext: unknown, graphql: boolean): Exchange => {
     const res = (serverContext as { res?: ServerResponse } | undefined)?.res;
     // The adapter hands Yoga only requests it has not opened an exchange for (fast-path.ts).
-    const exchange = new Exchange({ res, headers: request.headers, graphql }, telemetry, cors);
+    const exchange = new Exchange(
+      { res, method: request.method, headers: request.headers, graphql },
+      telemetry,
+      cors,
+    );
     attachExchange(request, exchange);
     return exchange;
   };

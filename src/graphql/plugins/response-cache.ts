@@ -28,7 +28,7 @@ import {
   partPlugin,
   type RequestPart,
 } from '../pipeline/parts.js';
-import { type HttpStagePlugin, withHttpStage } from '../routing.js';
+import { type AnsweredRequest, type HttpStagePlugin, type WholeAnswer, withHttpStage } from '../routing.js';
 
 /**
  * Whole results of public queries reused for a while, and the same answers offered to CDNs and
@@ -174,12 +174,8 @@ export class PublicResponseCache {
         ...partPlugin((operation) => this.part(operation)),
         onResponse: (payload) => this.onResponse(payload),
       },
-      // A shared GET's answer gets its cache-control and entity tag on Yoga's path; the adapter takes
-      // a GET only for a subscription's events.
-      {
-        declines: ({ method, shape }) =>
-          method === 'GET' && shape() !== 'subscription' ? 'a GET answer a cache may share' : null,
-      },
+      // A shared GET's answer gets its cache-control and entity tag on both paths, from one function.
+      { answer: (request, answer) => this.shareableAnswer(request, answer) },
     );
   }
 
@@ -293,26 +289,38 @@ export class PublicResponseCache {
     if (fill) this.shared?.filled(fill, single, this.ttlMs);
   }
 
+  /** Whether a request's answer with this status may be offered to a CDN: a shareable GET's 200. */
+  private shares(request: AnsweredRequest, status: number): boolean {
+    return request.method === 'GET' && status === 200 && this.shareable.get(request) === true;
+  }
+
   /**
    * The rest of /graphql answers `no-store` (graphql/exchange.ts); a shareable GET answers
-   * `public, max-age` with an entity tag, and a 304 without a body when the caller has it.
+   * `public, max-age` with an entity tag, and a 304 without a body when the caller has it. Null:
+   * the answer stays as it is.
    */
-  private async onResponse({ request, response, setResponse, fetchAPI }: OnResponsePayload): Promise<void> {
-    if (request.method !== 'GET' || response.status !== 200 || this.shareable.get(request) !== true) return;
-    const body = await response.text();
-    const headers = new fetchAPI.Headers(response.headers);
+  private shareableAnswer(request: AnsweredRequest, answer: WholeAnswer): WholeAnswer | null {
+    if (answer.body === null || !this.shares(request, answer.status)) return null;
     // The media type is part of the representation: one tag per body and content type.
     const etag = `"${createHash('sha1')
-      .update(`${headers.get('content-type') ?? ''}\n${body}`)
+      .update(`${answer.headers['content-type'] ?? ''}\n${answer.body}`)
       .digest('base64url')}"`;
-    headers.set('cache-control', this.cacheControl);
-    headers.set('etag', etag);
-    if (matches(request.headers.get('if-none-match'), etag)) {
-      headers.delete('content-type');
-      headers.delete('content-length');
-      setResponse(new fetchAPI.Response(null, { status: 304, headers }));
-    } else {
-      setResponse(new fetchAPI.Response(body, { status: response.status, headers }));
-    }
+    const headers: Record<string, string> = { ...answer.headers, 'cache-control': this.cacheControl, etag };
+    if (!matches(request.headers.get('if-none-match'), etag)) return { ...answer, headers };
+    delete headers['content-type'];
+    delete headers['content-length'];
+    return { status: 304, headers, body: null };
+  }
+
+  /** Yoga's path: its response as `shareableAnswer` leaves it. */
+  private async onResponse({ request, response, setResponse, fetchAPI }: OnResponsePayload): Promise<void> {
+    if (!this.shares(request, response.status)) return;
+    const shared = this.shareableAnswer(request, {
+      status: response.status,
+      // Fetch headers may iterate a name as it was set (`Content-Type`): a whole answer's are lowercase.
+      headers: Object.fromEntries([...response.headers].map(([name, value]) => [name.toLowerCase(), value])),
+      body: await response.text(),
+    }) as WholeAnswer;
+    setResponse(new fetchAPI.Response(shared.body, { status: shared.status, headers: shared.headers }));
   }
 }
