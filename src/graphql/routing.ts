@@ -58,7 +58,10 @@ export interface AnsweredRequest {
   readonly headers: { get(name: string): string | null };
 }
 
-/** A whole answer about to be written: its status, its headers (lowercase names) and its body. */
+/**
+ * A whole answer about to be written: its status, its headers (those a plugin reads, such as
+ * `content-type`, by their lowercase names) and its body.
+ */
 export interface WholeAnswer {
   readonly status: number;
   readonly headers: Readonly<Record<string, string>>;
