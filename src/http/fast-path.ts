@@ -27,11 +27,11 @@ import { type EventStreams, serveSubscription } from './sse.js';
  * on a small machine that translation costs more than the GraphQL work. A repeated request of a hot
  * query, sent as text (POST, or GET: a CDN's miss) or named by a manifest's or APQ's id, runs its
  * prepared request instead (the same plugins' parts, graphql/pipeline/); a subscription asked for
- * as an event stream (POST, or an EventSource's GET) is written by sse.ts. Whether the adapter may take a request is the plugins'
- * to say (graphql/routing.ts): any plugin that declines it sends it to Yoga, as does anything the
- * adapter does not read (other methods, paths and media types, batches, odd bodies). Answers are
- * finished by their exchange (graphql/exchange.ts) and encoded by Yoga's own result processor, as on Yoga's path; parity
- * tests compare the paths byte for byte.
+ * as an event stream (POST, or an EventSource's GET) is written by sse.ts. Whether the adapter may
+ * take a request is the plugins' to say (graphql/routing.ts): any plugin that declines it sends it
+ * to Yoga, as does anything the adapter does not read (other methods, paths and media types,
+ * batches, odd bodies). Answers are finished by their exchange (graphql/exchange.ts) and encoded by
+ * Yoga's own result processor, as on Yoga's path; parity tests compare the paths byte for byte.
  */
 
 /** A request's parameters with its document's text (sent, or named by id and held in process). */

@@ -294,16 +294,21 @@ export class PublicResponseCache {
     return request.method === 'GET' && status === 200 && this.shareable.get(request) === true;
   }
 
-  /**
-   * The rest of /graphql answers `no-store` (graphql/exchange.ts); a shareable GET answers
-   * `public, max-age` with an entity tag, and a 304 without a body when the caller has it. Null:
-   * the answer stays as it is.
-   */
+  /** A whole answer as a CDN is offered it, when the request shares it; null: it stays as it is. */
   private shareableAnswer(request: AnsweredRequest, answer: WholeAnswer): WholeAnswer | null {
-    if (answer.body === null || !this.shares(request, answer.status)) return null;
+    const { body } = answer;
+    return body !== null && this.shares(request, answer.status) ? this.tagged(request, answer, body) : null;
+  }
+
+  /**
+   * The rest of /graphql answers `no-store` (graphql/exchange.ts); a shared answer (`body` is its
+   * body) answers `public, max-age` with an entity tag, and a 304 without a body when the caller
+   * has it.
+   */
+  private tagged(request: AnsweredRequest, answer: WholeAnswer, body: string): WholeAnswer {
     // The media type is part of the representation: one tag per body and content type.
     const etag = `"${createHash('sha1')
-      .update(`${answer.headers['content-type'] ?? ''}\n${answer.body}`)
+      .update(`${answer.headers['content-type'] ?? ''}\n${body}`)
       .digest('base64url')}"`;
     const headers: Record<string, string> = { ...answer.headers, 'cache-control': this.cacheControl, etag };
     if (!matches(request.headers.get('if-none-match'), etag)) return { ...answer, headers };
@@ -312,15 +317,22 @@ export class PublicResponseCache {
     return { status: 304, headers, body: null };
   }
 
-  /** Yoga's path: its response as `shareableAnswer` leaves it. */
+  /** Yoga's path: its response as a shared answer, when the request shares it. */
   private async onResponse({ request, response, setResponse, fetchAPI }: OnResponsePayload): Promise<void> {
     if (!this.shares(request, response.status)) return;
-    const shared = this.shareableAnswer(request, {
-      status: response.status,
-      // Fetch headers may iterate a name as it was set (`Content-Type`): a whole answer's are lowercase.
-      headers: Object.fromEntries([...response.headers].map(([name, value]) => [name.toLowerCase(), value])),
-      body: await response.text(),
-    }) as WholeAnswer;
+    const body = await response.text();
+    const shared = this.tagged(
+      request,
+      {
+        status: response.status,
+        // Fetch headers may iterate a name as it was set (`Content-Type`): a whole answer's are lowercase.
+        headers: Object.fromEntries(
+          [...response.headers].map(([name, value]) => [name.toLowerCase(), value]),
+        ),
+        body,
+      },
+      body,
+    );
     setResponse(new fetchAPI.Response(shared.body, { status: shared.status, headers: shared.headers }));
   }
 }
