@@ -59,6 +59,12 @@ async function cachesMadeBy(send: () => Promise<unknown>) {
 const stillHeld = ({ context, builder, cache }: Awaited<ReturnType<typeof cachesMadeBy>>[number]) =>
   RequestCache.fromContext(context as object, builder) === cache;
 
+/** Requests that ran a prepared request, from the gateway's metrics. */
+async function preparedCount(): Promise<number> {
+  const res = await request(env.url.replace('/graphql', '/metrics'));
+  return Number(/^graphql_prepared_requests_total (\d+)/m.exec(await res.body.text())?.[1]);
+}
+
 /** How many requests' contexts the caches were made for. */
 const contexts = (made: Awaited<ReturnType<typeof cachesMadeBy>>) => new Set(made.map((m) => m.context)).size;
 
@@ -66,6 +72,7 @@ afterEach(() => vi.restoreAllMocks());
 
 describe('a request’s scope cache', () => {
   it('is released once the mutation is answered, on envelop’s path and on the prepared path', async () => {
+    const before = await preparedCount();
     for (const totalSlots of [101, 102, 103]) {
       const made = await cachesMadeBy(async () => {
         const { status, body } = await post(
@@ -81,10 +88,11 @@ describe('a request’s scope cache', () => {
       expect(contexts(made)).toBe(1);
       expect(made.filter(stillHeld).length).toBe(0);
     }
+    // The first request made the operation hot; the next two ran its prepared request.
+    expect((await preparedCount()) - before).toBe(2);
   });
 
   it('is released when the scope refuses the caller (no token), and the refusal still reaches no upstream', async () => {
-    env.devnet.resetRecords();
     for (let i = 0; i < 2; i++) {
       const made = await cachesMadeBy(async () => {
         const { body } = await post(MUTATION, { input: { roundId: 'round-006', totalSlots: 104 } }, null);
