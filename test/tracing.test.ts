@@ -8,7 +8,7 @@ import { loadConfig } from '../src/config.js';
 import { type Devnet, startDevnet } from '../src/devnet/index.js';
 import { createGateway, type Gateway } from '../src/gateway.js';
 import { flushTracing, startTracing, stopTracing, tracingEnabled } from '../src/ops/tracing.js';
-import { listen } from './gateway/helpers.js';
+import { listen, preparedRequests } from './gateway/helpers.js';
 import { startFaultUpstream } from './support/fault-upstream.js';
 
 /**
@@ -260,17 +260,11 @@ describe('tracing on (OTLP/HTTP JSON)', () => {
     });
     const http = await listen(gateway);
     exported.length = 0;
-    const prepared = async () =>
-      Number(
-        /^graphql_prepared_requests_total (\d+)/m.exec(
-          await (await fetch(http.url.replace('/graphql', '/metrics'))).text(),
-        )?.[1],
-      );
     try {
       await post(http.url, { traceparent: TRACEPARENT, 'x-request-id': 'first' });
-      expect(await prepared()).toBe(0);
+      expect(await preparedRequests(http.url)).toBe(0);
       await post(http.url, { traceparent: TRACEPARENT, 'x-request-id': 'prepared' });
-      expect(await prepared()).toBe(1);
+      expect(await preparedRequests(http.url)).toBe(1);
       await flushTracing();
     } finally {
       await http.close();

@@ -199,6 +199,15 @@ export async function listen(
 }
 
 /**
+ * How many requests ran a hot operation's prepared request, read from `/metrics` of the gateway
+ * whose /graphql is `url` (served with its metrics on the same port, as tests serve it).
+ */
+export async function preparedRequests(url: string): Promise<number> {
+  const text = await (await fetch(url.replace('/graphql', '/metrics'))).text();
+  return Number(/^graphql_prepared_requests_total (\d+)$/m.exec(text)?.[1]);
+}
+
+/**
  * A recording devnet and a real Redis (Debian's redis-server) for one test file, and a client to
  * look into that Redis: flushed, and the devnet's records cleared, before each test.
  */

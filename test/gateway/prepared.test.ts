@@ -11,7 +11,7 @@ import { exampleVariables } from '../../src/devnet/examples.js';
 import { type Devnet, startDevnet } from '../../src/devnet/index.js';
 import { createGateway, type Gateway, type GatewayOptions } from '../../src/gateway.js';
 import { until } from '../support/until.js';
-import { devnetOptions, listen, parseAnswer, testSettings } from './helpers.js';
+import { devnetOptions, listen, parseAnswer, preparedRequests, testSettings } from './helpers.js';
 
 /**
  * Two paths, one pipeline. A hot operation's repeated request runs its prepared request (the parts
@@ -108,13 +108,6 @@ interface Exchange {
   log: Record<string, unknown>[];
 }
 
-const preparedCount = async (s: Side) =>
-  Number(
-    /^graphql_prepared_requests_total (\d+)/m.exec(
-      await (await fetch(s.url.replace('/graphql', '/metrics'))).text(),
-    )?.[1],
-  );
-
 const counters = async (s: Side) =>
   (await (await fetch(s.url.replace('/graphql', '/metrics'))).text())
     .split('\n')
@@ -189,12 +182,12 @@ async function send(s: Side, call: Call, requestId = `prepared-${++sequence}`): 
 async function alike(t: Twin, warm: Call, call: Call): Promise<Exchange> {
   await send(t.prepared, warm);
   await send(t.first, warm);
-  const before = await preparedCount(t.prepared);
+  const before = await preparedRequests(t.prepared.url);
   const requestId = `compared-${++sequence}`;
   const prepared = await send(t.prepared, call, requestId);
   const first = await send(t.first, call, requestId);
-  expect(await preparedCount(t.prepared)).toBe(before + 1);
-  expect(await preparedCount(t.first)).toBe(0);
+  expect(await preparedRequests(t.prepared.url)).toBe(before + 1);
+  expect(await preparedRequests(t.first.url)).toBe(0);
   expect(prepared).toEqual(first);
   expect(await counters(t.prepared)).toEqual(await counters(t.first));
   return prepared;
@@ -414,11 +407,11 @@ describe('a document named by id is prepared too', () => {
     const persistedQuery = { version: 1, sha256Hash: hashOf(search) };
     await send(base.prepared, { query: search, variables: { q: '7' }, extensions: { persistedQuery } });
     await send(base.prepared, { variables: { q: '7' }, extensions: { persistedQuery } });
-    const before = await preparedCount(base.prepared);
+    const before = await preparedRequests(base.prepared.url);
     const call = { documentId: 'x', variables: { q: '8' }, extensions: { persistedQuery } };
     const hot = await send(base.prepared, call, 'document-id');
     const cold = await send(base.first, call, 'document-id');
-    expect(await preparedCount(base.prepared)).toBe(before);
+    expect(await preparedRequests(base.prepared.url)).toBe(before);
     expect(hot.status).toBe(400);
     expect(codes(hot)).toEqual(['BAD_USER_INPUT']);
     expect(hot).toEqual(cold);
@@ -426,10 +419,10 @@ describe('a document named by id is prepared too', () => {
 
   it('an APQ hash nobody registered: PERSISTED_QUERY_NOT_FOUND from the first path', async () => {
     const persistedQuery = { version: 1, sha256Hash: hashOf(`${search} # never registered`) };
-    const before = await preparedCount(base.prepared);
+    const before = await preparedRequests(base.prepared.url);
     const answer = await send(base.prepared, { variables: { q: '8' }, extensions: { persistedQuery } });
     expect(codes(answer)).toEqual(['PERSISTED_QUERY_NOT_FOUND']);
-    expect(await preparedCount(base.prepared)).toBe(before);
+    expect(await preparedRequests(base.prepared.url)).toBe(before);
   });
 
   it('a persisted-operations manifest entry, by documentId and by hash; nothing else runs', async () => {
@@ -443,10 +436,10 @@ describe('a document named by id is prepared too', () => {
       const byHash = { variables, extensions: { persistedQuery: { version: 1, sha256Hash: id.slice(7) } } };
       expect(await alike(persisted, byHash, byHash)).toMatchObject({ status: 200, body: byId.body });
       // The manifest's own text, sent as text, is refused on both paths, and never prepared.
-      const before = await preparedCount(persisted.prepared);
+      const before = await preparedRequests(persisted.prepared.url);
       const text = await send(persisted.prepared, { query: manifest[id], variables });
       expect(codes(text)).toEqual(['BAD_USER_INPUT']);
-      expect(await preparedCount(persisted.prepared)).toBe(before);
+      expect(await preparedRequests(persisted.prepared.url)).toBe(before);
     } finally {
       await persisted.close();
     }
@@ -523,27 +516,27 @@ describe('a GET of a hot query (a CDN’s miss) runs its prepared request, answe
     const warm = { query, variables: exampleVariables(devnet.data).UpdateBuybackRound, token: devnet.token };
     // Hot on the prepared twin: sent once by POST, as the frontends send it.
     await send(cached.prepared, warm);
-    const before = await preparedCount(cached.prepared);
+    const before = await preparedRequests(cached.prepared.url);
     const sentBefore = puts();
     const prepared = await send(cached.prepared, get(warm), 'get-mutation');
     const first = await send(cached.first, get(warm), 'get-mutation');
     expect(prepared.status).toBe(405);
     expect(prepared.headers.allow).toBe('POST');
     expect(prepared).toEqual(first);
-    expect(await preparedCount(cached.prepared)).toBe(before);
+    expect(await preparedRequests(cached.prepared.url)).toBe(before);
     expect(puts()).toBe(sentBefore);
   });
 
   it('a GET without a header a form cannot set is refused on both, and never runs prepared', async () => {
     const query = '{ validatorStatistics { totalValidators } }';
     await send(cached.prepared, get({ query }));
-    const before = await preparedCount(cached.prepared);
+    const before = await preparedRequests(cached.prepared.url);
     const call: Call = { query, method: 'GET' };
     const prepared = await send(cached.prepared, call, 'no-csrf');
     const first = await send(cached.first, call, 'no-csrf');
     expect(prepared.status).toBe(403);
     expect(prepared).toEqual(first);
-    expect(await preparedCount(cached.prepared)).toBe(before);
+    expect(await preparedRequests(cached.prepared.url)).toBe(before);
   });
 });
 
@@ -551,7 +544,7 @@ describe('what still holds on the prepared path', () => {
   it('a client that hangs up cancels its upstream call, and is logged 499', async () => {
     const query = 'query Slow($q: String!) { searchSuggestions(query: $q) { query } }';
     await send(base.prepared, { query, variables: { q: '1' } });
-    const before = await preparedCount(base.prepared);
+    const before = await preparedRequests(base.prepared.url);
     devnet.resetRecords();
     devnet.setLatency(5_000);
     const origin = new URL(base.prepared.url);
@@ -575,7 +568,7 @@ describe('what still holds on the prepared path', () => {
       expect(await answered).toBe('AbortError');
       const log = await logUntil(base.prepared, from, 'hangs-up');
       expect(log.at(-1)).toMatchObject({ status: 499, operation: 'Slow' });
-      expect(await preparedCount(base.prepared)).toBe(before + 1);
+      expect(await preparedRequests(base.prepared.url)).toBe(before + 1);
     } finally {
       devnet.setLatency(0);
       await client.close();

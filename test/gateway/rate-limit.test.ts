@@ -12,7 +12,7 @@ import { schema } from '../../src/schema/index.js';
 import { hasRedis, startRedis, type TestRedis } from '../support/redis.js';
 import { subscribe } from '../support/sse.js';
 import { until } from '../support/until.js';
-import { devnetOptions, parseAnswer, testSettings } from './helpers.js';
+import { devnetOptions, parseAnswer, preparedRequests, testSettings } from './helpers.js';
 
 /**
  * Per-client rate limits over real HTTP on 127.0.0.1: the gateway's own listener (the node:http
@@ -361,14 +361,10 @@ describe('rate limits are visible (draft-ietf-httpapi-ratelimit-headers-07)', ()
       { rateLimitPoints: 40, rateLimitWindowMs: 10_000 },
       { documents: { ...loadConfig({}).documents, keepAfter: 1, compileAfter: 1 } },
     );
-    const prepared = async () =>
-      Number(
-        /^graphql_prepared_requests_total (\d+)$/m.exec(await (await fetch(`${base}/metrics`)).text())?.[1],
-      );
     expect(fields(await send(base, BLOCK))).toEqual(['40;w=10', 'limit=40, remaining=29, reset=10']);
-    expect(await prepared()).toBe(0);
+    expect(await preparedRequests(`${base}/graphql`)).toBe(0);
     expect(fields(await send(base, BLOCK))).toEqual(['40;w=10', 'limit=40, remaining=18, reset=10']);
-    expect(await prepared()).toBe(1);
+    expect(await preparedRequests(`${base}/graphql`)).toBe(1);
   });
 
   it('a subscription’s stream says what its start cost', async () => {

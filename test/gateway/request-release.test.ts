@@ -1,8 +1,8 @@
 import { RequestCache } from '@pothos/plugin-scope-auth';
 import { request } from 'undici';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { parseAnswer, useGatewayOnDevnet } from './helpers.js';
+import { parseAnswer, preparedRequests, useGatewayOnDevnet } from './helpers.js';
 
 /**
  * What a request leaves behind once it is answered. Pothos' scope-auth keeps each context's scopes
@@ -59,20 +59,12 @@ async function cachesMadeBy(send: () => Promise<unknown>) {
 const stillHeld = ({ context, builder, cache }: Awaited<ReturnType<typeof cachesMadeBy>>[number]) =>
   RequestCache.fromContext(context as object, builder) === cache;
 
-/** Requests that ran a prepared request, from the gateway's metrics. */
-async function preparedCount(): Promise<number> {
-  const res = await request(env.url.replace('/graphql', '/metrics'));
-  return Number(/^graphql_prepared_requests_total (\d+)/m.exec(await res.body.text())?.[1]);
-}
-
 /** How many requests' contexts the caches were made for. */
 const contexts = (made: Awaited<ReturnType<typeof cachesMadeBy>>) => new Set(made.map((m) => m.context)).size;
 
-afterEach(() => vi.restoreAllMocks());
-
 describe('a request’s scope cache', () => {
   it('is released once the mutation is answered, on envelop’s path and on the prepared path', async () => {
-    const before = await preparedCount();
+    const before = await preparedRequests(env.url);
     for (const totalSlots of [101, 102, 103]) {
       const made = await cachesMadeBy(async () => {
         const { status, body } = await post(
@@ -89,7 +81,7 @@ describe('a request’s scope cache', () => {
       expect(made.filter(stillHeld).length).toBe(0);
     }
     // The first request made the operation hot; the next two ran its prepared request.
-    expect((await preparedCount()) - before).toBe(2);
+    expect((await preparedRequests(env.url)) - before).toBe(2);
   });
 
   it('is released when the scope refuses the caller (no token), and the refusal still reaches no upstream', async () => {
