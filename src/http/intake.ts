@@ -1,56 +1,53 @@
-import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
+import {
+  type IncomingMessage,
+  type RequestListener,
+  type Server,
+  type ServerResponse,
+  STATUS_CODES,
+} from 'node:http';
 import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { CorsConfig, ServerLimits } from '../config.js';
 import type { ErrorCode } from '../errors.js';
 import { CorsPolicy, DEFAULT_CACHE_CONTROL } from '../graphql/exchange.js';
+import { BODY_ADMISSION, type BodyAdmission, TOO_LARGE_MESSAGE } from '../graphql/plugins/body-limit.js';
 import type { GatewayMetrics } from '../ops/metrics.js';
 import { startTrace } from '../ops/request-trace.js';
 import { type ClientIdentity, clientAddress } from '../scale/rate-limit.js';
 import { headersOf } from './node-response.js';
 
 /**
- * Admission of a request before anything reads it (contract.md §8, intake is bounded), in front of
- * the gateway's listener, so that the JSON fast path and Yoga's own path are both behind it. Three
- * bounds, each refused with a coded JSON answer, `connection: close` (the refused body is never
- * read) and a count in `http_requests_refused_total{reason}`:
- *
- * - Bytes of request bodies in flight, per process (MAX_INFLIGHT_BODY_BYTES). A body is reserved
- *   at its declared length (one of unknown length, chunked, at MAX_REQUEST_BYTES: the worst case)
- *   when its request is admitted, and given back once, when the request closes: node:http closes
- *   it once its body has been read, or when its socket goes. Beyond the budget: 503 with
- *   `retry-after`, RATE_LIMITED (`body_budget`). A body never brings more than it declared (node's
- *   parser reads no further), so the bytes held for bodies stay within the budget however slowly
- *   they come; a length over MAX_REQUEST_BYTES is still answered 413 by the paths themselves
- *   (fast-path.ts, body-limit.ts), and reserves only the cap meanwhile.
- * - A client's connections (MAX_CONNECTIONS_PER_CLIENT), the client being the rate limit's
- *   (rate-limit.ts: an IPv4 address or an IPv6 /64, TRUST_PROXY hops). With TRUST_PROXY = 0 the
- *   socket names its client, and sockets are counted as they open: one beyond the cap answers its
- *   first request 429 and is closed, or is closed after a second if it sends none. With
- *   TRUST_PROXY > 0 every socket is a proxy's, and what it carries is counted instead: each
- *   client's requests in flight, streams included, 429 beyond (`client_connections`).
- * - A body's pace, in the spirit of Apache's mod_reqtimeout `body=…,MinRate=…`: an allowance of
- *   BODY_TIMEOUT_MS, extended by a second for every MIN_BODY_RATE bytes that arrive, but never
- *   banked beyond BODY_TIMEOUT_MS ahead, so that a burst cannot buy a long stall. A body whose
- *   allowance runs out is cut: 408 (or, once an answer has gone out, the socket closed),
- *   `slow_body`. One timer looks at every body still arriving, and runs only while there are some;
- *   progress is read from the socket's `bytesRead`, never from a `data` listener, which would take
- *   the body from whichever path reads it.
- *
- * This is every request's path: one whose body came with its headers (nearly all) costs two
- * header reads, an entry pushed on an array and one `close` listener, about 0.2 µs; one without a
- * body, the header reads. With TRUST_PROXY = 0 a client is counted per socket, not per request.
+ * Admission of a request before anything reads its body (contract.md §8, §9), in front of the
+ * gateway's listener, so that the fast path and Yoga's path are both behind it. Each refusal is a
+ * coded JSON answer with `connection: close`, counted in `http_requests_refused_total{reason}`:
+ * - the body cap, decided here alone: a declared length over MAX_REQUEST_BYTES, 413 before a byte
+ *   is read; a chunked body judged as its readers read it (body-limit.ts' `bodyWithin`), and cut;
+ * - bytes of bodies in flight, each reserved at its declared length (chunked: the cap) until its
+ *   request closes: per process (503, `body_budget`) and per client (429, `client_body_budget`);
+ * - a client's (rate-limit.ts' identity) sockets, or with TRUST_PROXY > 0 its requests in flight
+ *   (429, `client_connections`);
+ * - a body's pace (mod_reqtimeout's MinRate: BODY_TIMEOUT_MS, a second more per MIN_BODY_RATE bytes,
+ *   never banked beyond) and its first byte (BODY_FIRST_BYTE_MS): 408, `slow_body`. One timer looks
+ *   while bodies arrive, at `socket.bytesRead` and the request's stream state, never through a
+ *   `data` listener, which would take the body from whichever path reads it.
+ * A request with a body costs a few header reads, a map lookup, an array push and a `close` listener.
  */
 
 export type IntakeLimits = Pick<
   ServerLimits,
-  'maxInflightBodyBytes' | 'maxConnectionsPerClient' | 'minBodyRate' | 'bodyTimeoutMs'
+  | 'maxInflightBodyBytes'
+  | 'maxInflightBodyBytesPerClient'
+  | 'maxConnectionsPerClient'
+  | 'minBodyRate'
+  | 'bodyTimeoutMs'
+  | 'bodyFirstByteMs'
 >;
 
 export type IntakeMetrics = Pick<GatewayMetrics, 'observeIntakeRefused' | 'bodyBytesInFlight'>;
 
 export interface IntakeOptions {
   limits: IntakeLimits;
-  /** MAX_REQUEST_BYTES: what a body of unknown length reserves. */
+  /** MAX_REQUEST_BYTES: the body cap, and what a body of unknown length reserves. */
   maxRequestBytes: number;
   identity: ClientIdentity;
   /** Whose pages may read a refusal, as every other answer (graphql/exchange.ts). */
@@ -59,9 +56,8 @@ export interface IntakeOptions {
 }
 
 const CLIENT = Symbol('intake client');
-const BODY = Symbol('intake body');
 type Counted = Socket & { [CLIENT]?: string };
-type Reserving = IncomingMessage & { [BODY]?: Arriving };
+type Reserving = IncomingMessage & { [BODY_ADMISSION]?: Arriving };
 
 /** How long a socket beyond its client's cap may stay without sending the request it is refused. */
 const REFUSED_SOCKET_MS = 1_000;
@@ -69,18 +65,40 @@ const REFUSED_SOCKET_MS = 1_000;
 /** When a refused client may try again: a connection or a body ends within a second or so. */
 const RETRY_AFTER_MS = 1_000;
 
-/** A body admitted and still arriving: what it reserved, and where it stands against its allowance. */
-interface Arriving {
-  req: IncomingMessage;
-  res: ServerResponse;
-  bytes: number;
+/**
+ * A body admitted and still arriving: what it reserved and for whom, where it stands against its
+ * allowance, and the judge its readers ask (body-limit.ts' `bodyWithin`).
+ */
+class Arriving implements BodyAdmission {
   /** Its place in `Intake.arriving`; -1 once released. */
   index: number;
+  /** The socket's `bytesRead` when it was admitted: more since means its body has sent some. */
+  readonly start: number;
   /** The socket's `bytesRead` when the timer last looked; -1 until it first has. */
-  seen: number;
+  seen = -1;
   /** When its allowance runs out (performance.now()); set when the timer first sees it. */
-  deadline: number;
+  deadline = 0;
+  /** When its first byte must have come by; 0 once one has. Set when the timer first sees it. */
+  firstByteBy = 0;
+
+  constructor(
+    private readonly intake: Intake,
+    readonly req: IncomingMessage,
+    readonly res: ServerResponse,
+    readonly bytes: number,
+    readonly client: string,
+    index: number,
+  ) {
+    this.index = index;
+    this.start = req.socket?.bytesRead ?? 0;
+  }
+
+  within(read: number): boolean {
+    return this.intake.within(this, read);
+  }
 }
+
+const TOO_LARGE = { message: TOO_LARGE_MESSAGE, code: 'BAD_USER_INPUT' } as const;
 
 export class Intake {
   private readonly limits: IntakeLimits;
@@ -90,13 +108,15 @@ export class Intake {
   private readonly cors: CorsPolicy;
   /** Bytes reserved by the bodies in `arriving`. */
   private inFlight = 0;
+  /** Bytes reserved by the bodies in `arriving`, by client (MAX_INFLIGHT_BODY_BYTES_PER_CLIENT). */
+  private readonly clientBodies = new Map<string, number>();
   /**
    * The bodies admitted and not yet released, in no order: an array with swap-removal, which costs
    * a tenth of a Map or Set keyed by objects (their identity hashes) on every request.
    */
   private readonly arriving: Arriving[] = [];
   private timer: NodeJS.Timeout | null = null;
-  /** How often the timer looks: a tenth of the allowance, within [50 ms, 1 s]. */
+  /** How often the timer looks: a tenth of the shorter allowance, within [50 ms, 1 s]. */
   private readonly tickMs: number;
   /** Per client: its open sockets (TRUST_PROXY = 0) or its requests in flight (TRUST_PROXY > 0). */
   private readonly clients = new Map<string, number>();
@@ -110,7 +130,8 @@ export class Intake {
     this.identity = options.identity;
     this.metrics = options.metrics;
     this.cors = new CorsPolicy(options.cors);
-    this.tickMs = Math.min(1_000, Math.max(50, Math.ceil(options.limits.bodyTimeoutMs / 10)));
+    const shorter = Math.min(options.limits.bodyTimeoutMs, options.limits.bodyFirstByteMs);
+    this.tickMs = Math.min(1_000, Math.max(50, Math.ceil(shorter / 10)));
   }
 
   /** Puts `server`'s sockets under the per-client cap, when sockets name their clients. */
@@ -129,27 +150,87 @@ export class Intake {
         this.tooManyConnections(req, res);
         return;
       }
-      const client = this.identity.trustProxy > 0 ? this.forwardedClient(req) : null;
-      if (client !== null && (this.clients.get(client) ?? 0) >= this.limits.maxConnectionsPerClient) {
+      const forwarded = this.identity.trustProxy > 0 ? this.forwardedClient(req) : null;
+      if (forwarded !== null && (this.clients.get(forwarded) ?? 0) >= this.limits.maxConnectionsPerClient) {
         this.metrics.observeIntakeRefused('client_connections');
         this.tooManyConnections(req, res);
         return;
       }
-      if (!this.reserve(req, res)) {
-        this.metrics.observeIntakeRefused('body_budget');
-        refuse(this.cors, req, res, 503, {
-          message: 'The server is receiving too many request bodies at once: retry shortly.',
-          code: 'RATE_LIMITED',
-          retryAfterMs: RETRY_AFTER_MS,
-        });
-        return;
-      }
-      if (client !== null) {
-        this.clients.set(client, (this.clients.get(client) ?? 0) + 1);
-        res.on('close', () => this.left(client));
+      if (!this.admitBody(req, res, forwarded)) return;
+      if (forwarded !== null) {
+        this.clients.set(forwarded, (this.clients.get(forwarded) ?? 0) + 1);
+        res.on('close', () => this.left(forwarded));
       }
       if (writeContinue) res.writeContinue();
       listener(req, res);
+    };
+  }
+
+  /**
+   * The request's body against the cap, the client's share and the process budget: reserved and
+   * watched until its request closes, or refused (and answered); false when refused.
+   */
+  private admitBody(req: IncomingMessage, res: ServerResponse, forwarded: string | null): boolean {
+    const declared = req.headers['content-length'];
+    let bytes: number;
+    if (declared !== undefined) bytes = Number(declared);
+    else if (req.headers['transfer-encoding'] !== undefined) bytes = this.maxRequestBytes;
+    else return true;
+    if (!(bytes > 0)) return true;
+    if (bytes > this.maxRequestBytes) {
+      this.metrics.observeIntakeRefused('body_too_large');
+      refuse(this.cors, req, res, 413, TOO_LARGE);
+      return false;
+    }
+    // The process budget first: a client that fills it alone (a share as large) is told so as before.
+    if (this.inFlight + bytes > this.limits.maxInflightBodyBytes) {
+      this.metrics.observeIntakeRefused('body_budget');
+      refuse(this.cors, req, res, 503, {
+        message: 'The server is receiving too many request bodies at once: retry shortly.',
+        code: 'RATE_LIMITED',
+        retryAfterMs: RETRY_AFTER_MS,
+      });
+      return false;
+    }
+    const client = forwarded ?? this.socketClient(req.socket);
+    const held = this.clientBodies.get(client) ?? 0;
+    if (held + bytes > this.limits.maxInflightBodyBytesPerClient) {
+      this.metrics.observeIntakeRefused('client_body_budget');
+      refuse(this.cors, req, res, 429, {
+        message: `This client is sending too many request bodies at once: at most ${this.limits.maxInflightBodyBytesPerClient} bytes.`,
+        code: 'RATE_LIMITED',
+        retryAfterMs: RETRY_AFTER_MS,
+      });
+      return false;
+    }
+    this.reserve(new Arriving(this, req, res, bytes, client, this.arriving.length), held);
+    return true;
+  }
+
+  /**
+   * node:http's `upgrade` listener behind the per-client cap: a WebSocket is a connection of its
+   * client. A socket opened beyond the cap is refused (429) here as its request would be; behind
+   * proxies (TRUST_PROXY > 0) the upgrade counts for its client until its socket closes.
+   */
+  admitUpgrade(
+    listener: (req: IncomingMessage, socket: Duplex, head: Buffer) => void,
+  ): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
+    return (req, socket, head) => {
+      const forwarded = this.identity.trustProxy > 0 ? this.forwardedClient(req) : null;
+      const refused = this.refusedOpen > 0 && this.refusedSockets.has(req.socket);
+      if (
+        refused ||
+        (forwarded !== null && (this.clients.get(forwarded) ?? 0) >= this.limits.maxConnectionsPerClient)
+      ) {
+        if (forwarded !== null) this.metrics.observeIntakeRefused('client_connections');
+        refuseSocket(this.cors, req, socket, 429, this.tooManyConnectionsError());
+        return;
+      }
+      if (forwarded !== null) {
+        this.clients.set(forwarded, (this.clients.get(forwarded) ?? 0) + 1);
+        socket.once('close', () => this.left(forwarded));
+      }
+      listener(req, socket, head);
     };
   }
 
@@ -174,6 +255,11 @@ export class Intake {
     socket.on('close', this.socketClosed);
   }
 
+  /** The client a socket names (TRUST_PROXY = 0): as counted when it opened, else its address. */
+  private socketClient(socket: Socket): string {
+    return (socket as Counted)[CLIENT] ?? clientAddress(socket.remoteAddress, null, this.identity);
+  }
+
   private readonly socketClosed = (() => {
     const intake = this;
     return function (this: Counted) {
@@ -196,49 +282,43 @@ export class Intake {
     );
   }
 
-  private tooManyConnections(req: IncomingMessage, res: ServerResponse): void {
-    refuse(this.cors, req, res, 429, {
+  private tooManyConnectionsError(): Refusal {
+    return {
       message: `Too many connections from this client: at most ${this.limits.maxConnectionsPerClient} at once.`,
       code: 'RATE_LIMITED',
       retryAfterMs: RETRY_AFTER_MS,
-    });
+    };
   }
 
-  /**
-   * Reserves the request's body, if it has one, and watches it until its request closes; false
-   * when the budget has no room for it.
-   */
-  private reserve(req: IncomingMessage, res: ServerResponse): boolean {
-    const declared = req.headers['content-length'];
-    let bytes: number;
-    if (declared !== undefined) bytes = Math.min(Number(declared), this.maxRequestBytes);
-    else if (req.headers['transfer-encoding'] !== undefined) bytes = this.maxRequestBytes;
-    else return true;
-    if (!(bytes > 0)) return true;
-    if (this.inFlight + bytes > this.limits.maxInflightBodyBytes) return false;
-    this.inFlight += bytes;
-    this.metrics.bodyBytesInFlight.inc(bytes);
-    const body: Arriving = { req, res, bytes, index: this.arriving.length, seen: -1, deadline: 0 };
+  private tooManyConnections(req: IncomingMessage, res: ServerResponse): void {
+    refuse(this.cors, req, res, 429, this.tooManyConnectionsError());
+  }
+
+  /** Holds an admitted body's bytes (its client held `held` before) until its request closes. */
+  private reserve(body: Arriving, held: number): void {
+    this.inFlight += body.bytes;
+    this.clientBodies.set(body.client, held + body.bytes);
+    this.metrics.bodyBytesInFlight.inc(body.bytes);
     this.arriving.push(body);
     // node:http closes a request once its body has been read (or its socket goes), long before a
-    // stream's end: one listener for every request, the body on the request.
-    (req as Reserving)[BODY] = body;
-    req.on('close', this.requestClosed);
+    // stream's end: one listener for every request, the body on the request, where its readers
+    // find their judge.
+    (body.req as Reserving)[BODY_ADMISSION] = body;
+    body.req.on('close', this.requestClosed);
     if (this.timer === null) this.timer = setTimeout(this.tick, this.tickMs).unref();
-    return true;
   }
 
   private readonly requestClosed = (() => {
     const intake = this;
     return function (this: Reserving) {
-      const body = this[BODY];
+      const body = this[BODY_ADMISSION];
       if (body !== undefined) intake.release(body);
     };
   })();
 
   /** Gives a body's reservation back, once. */
   private release(body: Arriving): void {
-    (body.req as Reserving)[BODY] = undefined;
+    (body.req as Reserving)[BODY_ADMISSION] = undefined;
     if (body.index < 0) return;
     const last = this.arriving.pop() as Arriving;
     if (last !== body) {
@@ -247,22 +327,43 @@ export class Intake {
     }
     body.index = -1;
     this.inFlight -= body.bytes;
+    const held = (this.clientBodies.get(body.client) ?? body.bytes) - body.bytes;
+    if (held > 0) this.clientBodies.set(body.client, held);
+    else this.clientBodies.delete(body.client);
     this.metrics.bodyBytesInFlight.dec(body.bytes);
+  }
+
+  /**
+   * A reader's word on `read` bytes of `body` (body-limit.ts' `bodyWithin`): within the cap, or
+   * refused here, 413 if nothing was answered yet, else the socket closed. Only a body of unknown
+   * length can go past it: node's parser reads no further than a declared length.
+   */
+  within(body: Arriving, read: number): boolean {
+    if (read <= this.maxRequestBytes) return true;
+    if (body.index >= 0) {
+      this.release(body);
+      this.metrics.observeIntakeRefused('body_too_large');
+      this.refuseArriving(body, 413, TOO_LARGE);
+    }
+    return false;
   }
 
   /** The one timer: every body still arriving, against its allowance. */
   private readonly tick = () => {
     this.timer = null;
     const now = performance.now();
-    const { bodyTimeoutMs, minBodyRate } = this.limits;
+    const { bodyTimeoutMs, minBodyRate, bodyFirstByteMs } = this.limits;
     // From the end: a body cut here takes the last one's place, which has been looked at already.
     for (let i = this.arriving.length - 1; i >= 0; i--) {
       const body = this.arriving[i] as Arriving;
       const { req } = body;
       if (req.complete) continue;
       const read = req.socket?.bytesRead ?? body.seen;
-      // Bytes the server has and not yet read are its own delay, not the client's.
-      if (body.seen < 0 || req.readableLength > 0) {
+      if (body.seen < 0) {
+        body.deadline = now + bodyTimeoutMs;
+        body.firstByteBy = now + bodyFirstByteMs;
+      } else if (req.readableLength > 0) {
+        // Bytes the server has and not yet read are its own delay, not the client's.
         body.deadline = now + bodyTimeoutMs;
       } else if (read > body.seen) {
         body.deadline = Math.min(
@@ -271,52 +372,89 @@ export class Intake {
         );
       }
       body.seen = read;
-      if (now > body.deadline) this.cut(body);
+      // Some of the body has come: read by a reader, waiting in the request, or read off the
+      // socket since the headers (a body that came with them is in one of the first two).
+      if (body.firstByteBy > 0 && (req.readableDidRead || req.readableLength > 0 || read > body.start)) {
+        body.firstByteBy = 0;
+      }
+      if (body.firstByteBy > 0 && now > body.firstByteBy) this.cut(body, 'first byte');
+      else if (now > body.deadline) this.cut(body, 'pace');
     }
     if (this.arriving.length > 0) this.timer = setTimeout(this.tick, this.tickMs).unref();
   };
 
   /** A body that fell behind its allowance: 408 if nothing was answered yet, else the socket closed. */
-  private cut(body: Arriving): void {
-    const { req } = body;
+  private cut(body: Arriving, missed: 'first byte' | 'pace'): void {
     this.release(body);
     this.metrics.observeIntakeRefused('slow_body');
-    if (body.res.headersSent) {
-      req.socket?.destroy();
-      return;
-    }
-    refuse(this.cors, req, body.res, 408, {
-      message: `The request body arrived slower than ${this.limits.minBodyRate} bytes a second.`,
+    this.refuseArriving(body, 408, {
+      message:
+        missed === 'first byte'
+          ? `No byte of the request body arrived within ${this.limits.bodyFirstByteMs} ms.`
+          : `The request body arrived slower than ${this.limits.minBodyRate} bytes a second.`,
       code: 'BAD_USER_INPUT',
     });
   }
+
+  /** A body refused while it arrives: answered if nothing was yet, else its socket closed. */
+  private refuseArriving(body: Arriving, status: number, error: { message: string; code: ErrorCode }): void {
+    if (body.res.headersSent) body.req.socket?.destroy();
+    else refuse(this.cors, body.req, body.res, status, error);
+  }
+}
+
+/** A refusal's status, headers and text, as every refusal of admission is answered. */
+export interface Refusal {
+  message: string;
+  code: ErrorCode;
+  retryAfterMs?: number;
 }
 
 /**
- * A refusal, answered before (or instead of) reading the request's body, as answer.ts finishes
- * every answer (CORS, `x-request-id`, `cache-control`), and with `connection: close`: the body is
- * not read, so the connection cannot carry another request.
+ * A refusal answered before (or instead of) reading the request's body, as answer.ts finishes every
+ * answer (CORS, `x-request-id`, `cache-control`), and with `connection: close`: the body is not
+ * read, so the connection cannot carry another request.
  */
-function refuse(
-  cors: CorsPolicy,
-  req: IncomingMessage,
-  res: ServerResponse,
-  status: number,
-  error: { message: string; code: ErrorCode; retryAfterMs?: number },
-): void {
+function refusal(cors: CorsPolicy, req: IncomingMessage, error: Refusal) {
   const { message, ...extensions } = error;
   const text = JSON.stringify({ errors: [{ message, extensions }] });
   // A trace only for its request id (the caller's, or a new one): no span, nothing recorded.
   const { requestId } = startTrace(headersOf(req).get, false);
-  res.writeHead(status, {
+  const headers: Record<string, string> = {
     'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(text),
+    'content-length': String(Buffer.byteLength(text)),
     ...cors.headers(req.headers.origin, requestId),
     'cache-control': DEFAULT_CACHE_CONTROL,
     connection: 'close',
     ...(error.retryAfterMs === undefined
       ? {}
       : { 'retry-after': String(Math.ceil(error.retryAfterMs / 1_000)) }),
-  });
+  };
+  return { headers, text };
+}
+
+function refuse(
+  cors: CorsPolicy,
+  req: IncomingMessage,
+  res: ServerResponse,
+  status: number,
+  error: Refusal,
+): void {
+  const { headers, text } = refusal(cors, req, error);
+  res.writeHead(status, headers);
   res.end(text);
+}
+
+/** The same refusal written on a socket node:http handed over (an upgrade), which is then closed. */
+export function refuseSocket(
+  cors: CorsPolicy,
+  req: IncomingMessage,
+  socket: Duplex,
+  status: number,
+  error: Refusal,
+): void {
+  const { headers, text } = refusal(cors, req, error);
+  const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
+  socket.on('error', () => {});
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${head.join('')}\r\n${text}`);
 }

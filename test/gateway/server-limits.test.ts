@@ -11,18 +11,18 @@ import { listen, parseAnswer, useGatewayOnDevnet } from './helpers.js';
  * request's variables (src/limits.ts): refused before anything reaches an upstream.
  */
 
-// A body cap of 1 MB, so that variables nested 100,000 levels deep (200 KB) reach the variables' check.
-const env = useGatewayOnDevnet({
-  gateway: { limits: { ...loadConfig({}).limits, requestBytes: 1_000_000 } },
-});
+// A body cap of 1 MB, so that variables nested 100,000 levels deep (200 KB) reach the variables' check
+// (the gateway's and its server's: intake refuses a longer body before it is read).
+const limits = { ...loadConfig({}).limits, requestBytes: 1_000_000 };
+const env = useGatewayOnDevnet({ gateway: { limits } });
 const defaults = loadConfig({}).server;
 const servers: Awaited<ReturnType<typeof listen>>[] = [];
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
 });
 
-async function serve(limits: Partial<ServerLimits>) {
-  const served = await listen(env.gateway, { ...defaults, ...limits });
+async function serve(server: Partial<ServerLimits>) {
+  const served = await listen(env.gateway, { ...defaults, ...server }, { ...loadConfig({}), limits });
   servers.push(served);
   return { ...served, port: Number(new URL(served.url).port) };
 }

@@ -169,6 +169,10 @@ describe('the real process under 150 stalled 1 MB bodies from one address', () =
       // Set explicitly, so that the in-flight budget is what holds, not only the smaller default cap.
       MAX_REQUEST_BYTES: '1000000',
       MAX_CONNECTIONS_PER_CLIENT: '150',
+      // The whole budget for one address, and the stalls' first bytes awaited as long as their pace
+      // (body-bounds.test.ts holds one address to its share, and cuts bodies that send nothing).
+      MAX_INFLIGHT_BODY_BYTES_PER_CLIENT: '8000000',
+      BODY_FIRST_BYTE_MS: '10000',
     });
     processes.push(gateway);
     await gateway.listening;

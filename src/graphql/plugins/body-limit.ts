@@ -1,26 +1,48 @@
+import type { IncomingMessage } from 'node:http';
 import { createGraphQLError } from '@graphql-tools/utils';
 import type { Plugin } from 'graphql-yoga';
 import { type HttpStagePlugin, withHttpStage } from '../routing.js';
 
 /**
- * The request-body cap, in place of Yoga's `maxRequestBodySize`. Yoga's check pipes every body through a TransformStream into a
- * second Request, and on node:http that pipeline's listeners stay on the IncomingMessage until the
- * request ends: about 10 KB held by each open subscription stream (a POST whose request ends only
- * with its stream). Here a declared Content-Length is checked and trusted, as node's HTTP parser
- * never reads past it; only a body of unknown length (chunked) is counted as it arrives. Same
- * answers as Yoga's: 413 `Request body too large`, 400 for a malformed Content-Length.
+ * The request-body cap (MAX_REQUEST_BYTES) as a reader of a body meets it, in place of Yoga's
+ * `maxRequestBodySize` (whose TransformStream keeps its listeners on the IncomingMessage until the
+ * request ends: about 10 KB held by each open subscription stream). The cap is decided where a
+ * request is admitted (http/intake.ts): a declared length beyond it is refused before a byte is
+ * read, and a body of unknown length (chunked) is judged there as its readers read it: each reader
+ * (the adapter's JSON reader, and here Yoga's) asks `bodyWithin` as bytes come, and stops when told
+ * no (intake has answered 413, or cut the socket). What this plugin checks itself is a defence for
+ * a pipeline served without intake (Yoga's adapter alone, `yoga.fetch`): the same cap and the same
+ * answers, 413 `Request body too large` (BAD_USER_INPUT to a client), 400 for a malformed length.
  */
 
+/** The one message of a body over the cap, whoever refuses it. */
+export const TOO_LARGE_MESSAGE = 'Request body too large';
+
 const tooLarge = () =>
-  createGraphQLError('Request body too large', {
+  createGraphQLError(TOO_LARGE_MESSAGE, {
     extensions: { http: { status: 413 }, code: 'REQUEST_ENTITY_TOO_LARGE' },
   });
+
+/** What admitted a request judges its body by as it is read (http/intake.ts). */
+export interface BodyAdmission {
+  /** Whether `read` bytes of the body are within the cap; false: the request is refused, stop reading. */
+  within(read: number): boolean;
+}
+
+/** Where a request's admission sits on its node:http request while its body arrives. */
+export const BODY_ADMISSION = Symbol('body admission');
+
+type Admitted = IncomingMessage & { [BODY_ADMISSION]?: BodyAdmission };
+
+/** Whether `read` bytes of `req`'s body may be kept: its admission's word, or yes when none judges it. */
+export const bodyWithin = (req: IncomingMessage | undefined, read: number): boolean =>
+  (req as Admitted | undefined)?.[BODY_ADMISSION]?.within(read) ?? true;
 
 const CONTENT_LENGTH = /^\d+$/;
 
 export function useRequestBodyLimit(maxBytes: number): HttpStagePlugin {
   const plugin: Plugin = {
-    onRequestParse({ request, requestParser, setRequestParser, fetchAPI }) {
+    onRequestParse({ request, requestParser, setRequestParser, fetchAPI, serverContext }) {
       const declared = request.headers.get('content-length');
       if (declared !== null) {
         if (!CONTENT_LENGTH.test(declared)) {
@@ -33,6 +55,8 @@ export function useRequestBodyLimit(maxBytes: number): HttpStagePlugin {
       }
       const body = request.body;
       if (!requestParser || !body) return;
+      // The node:http request, on Yoga's node adapter and on the fast path's hand-over alike.
+      const { req } = serverContext as { req?: IncomingMessage };
       let read = 0;
       // A native stream (a Request built by Node's fetch) pipes only into a native transform.
       const Transform = body instanceof ReadableStream ? TransformStream : fetchAPI.TransformStream;
@@ -40,7 +64,7 @@ export function useRequestBodyLimit(maxBytes: number): HttpStagePlugin {
         new Transform<Uint8Array, Uint8Array>({
           transform(chunk, controller) {
             read += chunk.byteLength;
-            if (read > maxBytes) controller.error(tooLarge());
+            if (!bodyWithin(req, read) || read > maxBytes) controller.error(tooLarge());
             else controller.enqueue(chunk);
           },
         }),
