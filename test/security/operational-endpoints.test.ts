@@ -1,11 +1,16 @@
+import { once } from 'node:events';
+import { request as httpRequest } from 'node:http';
+import { connect, type Socket } from 'node:net';
 import { hostname } from 'node:os';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { type Devnet, startDevnet } from '../../src/devnet/index.js';
 import { createGateway, type Gateway } from '../../src/gateway.js';
+import { METRICS_CONNECTIONS_PER_CLIENT } from '../../src/http/node-server.js';
 import { devnetOptions, listen, testSettings } from '../gateway/helpers.js';
 import { type FaultUpstream, startFaultUpstream } from '../support/fault-upstream.js';
 import { hasRedis, startRedis, type TestRedis } from '../support/redis.js';
+import { type Started, startServerProcess } from '../support/server-process.js';
 import { subscribe } from '../support/sse.js';
 import { until } from '../support/until.js';
 
@@ -14,7 +19,9 @@ import { until } from '../support/until.js';
  * once, a process makes one set of upstream checks at a time and reuses its answer for one second
  * (a probe never waits for it, contract.md §8); and what
  * `/readyz` and `/healthz` say names no host and no process. (`/metrics` under WORKERS, which
- * coalesces every worker's collection the same way, is attacked in test/cluster.test.ts.)
+ * coalesces every worker's collection the same way, is attacked in test/cluster.test.ts.) The
+ * metrics port cannot be blinded: one address holds at most a few of its connections, each only
+ * briefly without a request, so a scrape from another address always gets through.
  */
 
 let devnet: Devnet;
@@ -208,5 +215,74 @@ describe.runIf(hasRedis)('/readyz and /healthz on a deployment sharing Redis', (
       onA.close();
       onB.close();
     }
+  });
+});
+
+describe('METRICS_PORT', () => {
+  const sockets: Socket[] = [];
+  let started: Started | undefined;
+  afterEach(() => {
+    for (const socket of sockets.splice(0)) socket.destroy();
+    started?.child.kill('SIGKILL');
+    started = undefined;
+  });
+
+  /** A socket from `from` that sends nothing, and how long after it connected it was closed. */
+  async function idle(port: number, from: string) {
+    const socket = connect({ port, host: '127.0.0.1', localAddress: from });
+    socket.on('error', () => {});
+    sockets.push(socket);
+    const held = { closedAfterMs: null as number | null };
+    let connected = Number.NaN;
+    socket.once('close', () => {
+      held.closedAfterMs = Date.now() - connected;
+    });
+    await once(socket, 'connect');
+    connected = Date.now();
+    return held;
+  }
+
+  /** A scrape on a connection of its own from `from`: its status and text, or the error that ended it. */
+  const scrape = (url: string, from: string) =>
+    new Promise<{ status: number; text: string } | string>((resolve) => {
+      const req = httpRequest(url, { localAddress: from, agent: false }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          text += chunk;
+        });
+        res.on('end', () => resolve({ status: res.statusCode as number, text }));
+      });
+      req.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
+      req.end();
+    });
+
+  // A process to start: more than the default 20 s when the suite runs files side by side.
+  it('64 idle sockets from one address: all but four closed at once, those four 2 s later, and a scrape from another address answered', {
+    timeout: 60_000,
+  }, async () => {
+    const gateway = startServerProcess({ METRICS_PORT: '0' });
+    started = gateway;
+    await gateway.listening;
+    const [, metrics = ''] = await gateway.printed(/metrics on (http:\/\/\S+\/metrics)/);
+    const port = Number(new URL(metrics).port);
+    const flood = await Promise.all(Array.from({ length: 64 }, () => idle(port, '127.0.0.1')));
+
+    const scraped = await scrape(metrics, '127.0.0.2');
+    expect(scraped).toEqual({
+      status: 200,
+      text: expect.stringMatching(/^# TYPE http_requests_in_flight gauge$/m),
+    });
+    await until(() => flood.every((socket) => socket.closedAfterMs !== null), {
+      what: 'every idle socket closed',
+      within: 5_000,
+    });
+    const closedAfter = flood.map((socket) => socket.closedAfterMs as number);
+    // The address's cap: the sockets beyond it closed on arrival, never held until a timeout; the
+    // four it may hold, having sent no request, 2 s after they opened (node-server.ts).
+    expect(METRICS_CONNECTIONS_PER_CLIENT).toBe(4);
+    expect(closedAfter.filter((ms) => ms < 1_000)).toHaveLength(60);
+    expect(closedAfter.filter((ms) => ms >= 2_000 && ms < 4_000)).toHaveLength(4);
+    expect(await scrape(metrics, '127.0.0.1')).toMatchObject({ status: 200 });
   });
 });

@@ -30,6 +30,7 @@ import { type ErrorCode, GatewayError } from '../../errors.js';
 import { traceOf } from '../../ops/request-trace.js';
 import { type RateLimit, type Refusal, rateLimited } from '../../scale/rate-limit.js';
 import type { Context } from '../../schema/context.js';
+import { asksForCost } from '../exchange.js';
 import { type OperationInfo, type PartPlugin, partPlugin, type RequestPart } from '../pipeline/parts.js';
 
 /**
@@ -409,7 +410,7 @@ const notApplied = (error: GatewayError): GatewayError =>
  */
 function noteCost(context: Context, cost: number): void {
   const { request } = context as { request?: { headers: { get(name: string): string | null } } };
-  if (request?.headers.get('x-graphql-cost') !== 'true') return;
+  if (!request || !asksForCost(request.headers)) return;
   const trace = traceOf(request);
   if (trace) trace.cost = { requested: cost, limit: context.maxComplexity };
 }

@@ -20,6 +20,7 @@ type OnResponsePayload = Parameters<NonNullable<Plugin['onResponse']>>[0];
 import { LRUCache } from 'lru-cache';
 import type { SharedCache, SharedFill } from '../../scale/shared-cache.js';
 import { declaredCacheScope } from '../../schema/cache-scope.js';
+import { asksForCost, publicAnswerHeaders } from '../exchange.js';
 import { operationFact } from '../pipeline/facts.js';
 import {
   type OperationInfo,
@@ -36,7 +37,8 @@ import { type AnsweredRequest, type HttpStagePlugin, type WholeAnswer, withHttpS
  * `cacheScope` where it is defined (schema/cache-scope.ts), and an operation is public only if it
  * is a query and every field it selects, through fragments and nested selections, is public. So
  * the cache can never hold one caller's data, a live figure or the answer to a write. Results with
- * errors are not kept, nor offered to a CDN.
+ * errors are not kept, nor offered to a CDN; nor is anything of a request that asks for its cost,
+ * which is answered privately (graphql/exchange.ts, contract.md §9).
  *
  * Hand-written rather than @envelop/response-cache: that plugin rewrites every document to track
  * entities, which cost more on the uncached operations than the cache saved (measured in the
@@ -144,7 +146,8 @@ export class PublicResponseCache {
    * be kept by a CDN. A request with a private operation or an error is marked false.
    */
   private readonly shareable = new WeakMap<object, boolean>();
-  private readonly cacheControl: string;
+  /** How long a CDN or a browser may keep a shared answer, in seconds. */
+  private readonly maxAgeSeconds: number;
   // Documents are known by their text (the same text parsed twice is the same document), or by
   // identity when they have none (built without locations).
   private readonly documentIds = new WeakMap<DocumentNode, string>();
@@ -168,7 +171,7 @@ export class PublicResponseCache {
       maxSize: maxBytes,
       sizeCalculation: (entry) => entry.bytes,
     });
-    this.cacheControl = `public, max-age=${Math.max(1, Math.floor(ttlMs / 1000))}`;
+    this.maxAgeSeconds = Math.max(1, Math.floor(ttlMs / 1000));
     this.plugin = withHttpStage(
       {
         ...partPlugin((operation) => this.part(operation)),
@@ -238,23 +241,27 @@ export class PublicResponseCache {
 
   /**
    * The cache's part of a request: for a public operation, its answer from an entry, or its result
-   * kept; for a GET, whether its answer may be offered to a CDN.
+   * kept; for a GET, whether its answer may be offered to a CDN. A request that asks for its cost
+   * is answered as a private operation's: never from an entry, never kept, never offered.
    */
   private part({ schema, document, operationName }: OperationInfo): RequestPart {
     const verdict = isPublicOperation(schema, document, operationName);
+    const requestOf = (context: unknown) =>
+      (context as { request?: Partial<AnsweredRequest> } | undefined)?.request;
     const getOf = (context: unknown) => {
-      const request = (context as { request?: { method?: string } } | undefined)?.request;
+      const request = requestOf(context);
       return request?.method === 'GET' ? request : undefined;
     };
-    if (!verdict) {
-      return ({ contextValue }) => {
-        const get = getOf(contextValue);
-        if (get) this.shareable.set(get, false);
-        return undefined;
-      };
-    }
+    const privately = (contextValue: unknown) => {
+      const get = getOf(contextValue);
+      if (get) this.shareable.set(get, false);
+      return undefined;
+    };
+    if (!verdict) return ({ contextValue }) => privately(contextValue);
     const documentKey = this.documentKey(document);
     return ({ contextValue, operationName, variableValues }) => {
+      const headers = requestOf(contextValue)?.headers;
+      if (headers && asksForCost(headers)) return privately(contextValue);
       const get = getOf(contextValue);
       if (get) this.shareable.set(get, this.shareable.get(get) !== false);
       const rest = `${operationName ?? ''}\u0000${JSON.stringify(variableValues ?? {})}`;
@@ -289,9 +296,17 @@ export class PublicResponseCache {
     if (fill) this.shared?.filled(fill, single, this.ttlMs);
   }
 
-  /** Whether a request's answer with this status may be offered to a CDN: a shareable GET's 200. */
+  /**
+   * Whether a request's answer with this status may be offered to a CDN: a shareable GET's 200,
+   * never one asked with its cost (its part marked it so; asked again here, failing closed).
+   */
   private shares(request: AnsweredRequest, status: number): boolean {
-    return request.method === 'GET' && status === 200 && this.shareable.get(request) === true;
+    return (
+      request.method === 'GET' &&
+      status === 200 &&
+      this.shareable.get(request) === true &&
+      !asksForCost(request.headers)
+    );
   }
 
   /** A whole answer as a CDN is offered it, when the request shares it; null: it stays as it is. */
@@ -302,15 +317,18 @@ export class PublicResponseCache {
 
   /**
    * The rest of /graphql answers `no-store` (graphql/exchange.ts); a shared answer (`body` is its
-   * body) answers `public, max-age` with an entity tag, and a 304 without a body when the caller
-   * has it.
+   * body) answers `public, max-age` with the headers of a public answer (exchange.ts: none of its
+   * caller's) and an entity tag, and a 304 without a body when the caller has it.
    */
   private tagged(request: AnsweredRequest, answer: WholeAnswer, body: string): WholeAnswer {
     // The media type is part of the representation: one tag per body and content type.
     const etag = `"${createHash('sha1')
       .update(`${answer.headers['content-type'] ?? ''}\n${body}`)
       .digest('base64url')}"`;
-    const headers: Record<string, string> = { ...answer.headers, 'cache-control': this.cacheControl, etag };
+    const headers: Record<string, string> = {
+      ...publicAnswerHeaders(answer.headers, this.maxAgeSeconds),
+      etag,
+    };
     if (!matches(request.headers.get('if-none-match'), etag)) return { ...answer, headers };
     delete headers['content-type'];
     delete headers['content-length'];
