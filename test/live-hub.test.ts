@@ -1,10 +1,13 @@
 import { pino } from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.js';
+import { type Devnet, startDevnet } from '../src/devnet/index.js';
 import { LocalBus } from '../src/live/bus.js';
 import type { LiveEvent } from '../src/live/events.js';
 import { LiveHub } from '../src/live/hub.js';
-import type { Source } from '../src/live/sources.js';
+import { blockAt, blockSource, failedSource, type Source } from '../src/live/sources.js';
 import { GatewayMetrics } from '../src/ops/metrics.js';
+import { createUpstreams, type Upstreams } from '../src/upstream/index.js';
 import type { FailedTransaction, Validator, ValidatorStatistics } from '../src/upstream/models.js';
 
 /**
@@ -128,5 +131,115 @@ describe('LiveHub', () => {
     await validators.return?.();
     await transactions.return?.();
     expect(hub.sources()).toEqual([]);
+  });
+});
+
+/** A LocalBus whose listeners can be told that the bus was away and is back, as a Redis reconnect does. */
+class ResumingBus extends LocalBus {
+  readonly resumes: (() => void)[] = [];
+  override listen(source: string, deliver: (event: LiveEvent) => void, resumed?: () => void): () => void {
+    if (resumed) this.resumes.push(resumed);
+    return super.listen(source, deliver);
+  }
+}
+
+describe('LiveHub on the devnet: what a listener missed', () => {
+  let devnet: Devnet;
+  let upstreams: Upstreams;
+  beforeAll(async () => {
+    devnet = await startDevnet({ seed: 'live-hub-gaps', record: true });
+    upstreams = createUpstreams({
+      urls: devnet.urls,
+      timeoutMs: 5_000,
+      connections: 2,
+      resilience: { failureThreshold: 1000, halfOpenAfterMs: 1000 },
+      dialects: loadConfig({}).dialects,
+    });
+  });
+  afterAll(async () => {
+    await upstreams?.close();
+    await devnet?.close();
+  });
+
+  const metrics = () => new GatewayMetrics(() => ({ scan: 'closed', explorer: 'closed', stake: 'closed' }));
+  const real = async (height: number): Promise<LiveEvent> => ({
+    kind: 'block',
+    block: (await blockAt(upstreams, height, {})) as NonNullable<Awaited<ReturnType<typeof blockAt>>>,
+    polledAt: Date.now(),
+  });
+  /** The heights the devnet was asked for through the search service since its records were reset. */
+  const asked = () =>
+    devnet.requests.filter((r) => r.service === 'scan').map((r) => new URLSearchParams(r.query).get('q'));
+  const heights = async (stream: AsyncIterableIterator<unknown>, n: number) => {
+    const seen: unknown[] = [];
+    for (let i = 0; i < n; i++) seen.push((await stream.next()).value);
+    return seen;
+  };
+
+  it('reads the blocks between the last delivered and one beyond the next, before it', async () => {
+    const bus = new ResumingBus();
+    hub = hubOn(bus, metrics());
+    const live = hub;
+    // The devnet's blocks between two heights; the hub's own poller finds nothing (the test publishes).
+    const source = { ...blockSource(upstreams, 20, () => live.deliveredHeight('blocks')), poll: quiet.poll };
+    const stream = hub.subscribe(source, {
+      accept: (e) => (e.kind === 'block' ? e.block.height : undefined),
+      ...noEnd,
+    });
+    const head = devnet.data.blocks.count;
+    await bus.publish('blocks', [await real(head - 4)]);
+    expect(await heights(stream, 1)).toEqual([head - 4]);
+    devnet.resetRecords();
+    await bus.publish('blocks', [await real(head - 1), await real(head)]);
+    expect(await heights(stream, 4)).toEqual([head - 3, head - 2, head - 1, head]);
+    // Only the missing heights were read (and the two the test read itself).
+    expect(asked()).toEqual([head - 1, head, head - 3, head - 2].map(String));
+    await stream.return?.();
+  });
+
+  it('reads on from the last block delivered when the bus is back, until a height is missing', async () => {
+    const bus = new ResumingBus();
+    hub = hubOn(bus, metrics());
+    const live = hub;
+    // The devnet's blocks between two heights; the hub's own poller finds nothing (the test publishes).
+    const source = { ...blockSource(upstreams, 20, () => live.deliveredHeight('blocks')), poll: quiet.poll };
+    const stream = hub.subscribe(source, {
+      accept: (e) => (e.kind === 'block' ? e.block.height : undefined),
+      ...noEnd,
+    });
+    const head = devnet.data.blocks.count;
+    await bus.publish('blocks', [await real(head - 2)]);
+    expect(await heights(stream, 1)).toEqual([head - 2]);
+    devnet.resetRecords();
+    for (const resumed of bus.resumes) resumed();
+    expect(await heights(stream, 2)).toEqual([head - 1, head]);
+    expect(asked()).toEqual([head - 1, head, head + 1].map(String));
+    // What the poller publishes next of those is not delivered again.
+    const [next] = devnet.advance(1).heights;
+    await bus.publish('blocks', [await real(head), await real(next as number)]);
+    expect(await heights(stream, 1)).toEqual([next]);
+    await stream.return?.();
+  });
+
+  it('ends private streams on a refusal only once the explorer confirms it', async () => {
+    const bus = new LocalBus();
+    hub = hubOn(bus, metrics());
+    const accept = (e: LiveEvent) => (e.kind === 'failedTransaction' ? e.transaction.hash : undefined);
+    const accepted = hub.subscribe(failedSource(upstreams, 'failed:good', devnet.token), {
+      accept,
+      ...noEnd,
+    });
+    const revoked = hub.subscribe(failedSource(upstreams, 'failed:bad', 'not-a-devnet-token'), {
+      accept,
+      ...noEnd,
+    });
+    const refused: LiveEvent = { kind: 'refused', polledAt: Date.now() };
+    await bus.publish('failed:good', [refused]);
+    await bus.publish('failed:bad', [refused]);
+    await expect(revoked.next()).rejects.toMatchObject({ extensions: { code: 'UNAUTHENTICATED' } });
+    // The token the explorer accepts keeps its stream: the next transaction is delivered.
+    await bus.publish('failed:good', [failed('after-refusal')]);
+    expect((await accepted.next()).value).toBe('after-refusal');
+    await accepted.return?.();
   });
 });

@@ -21,6 +21,12 @@ const FAILED_REMEMBERED = FAILED_MAX_PAGES * FAILED_PAGE_SIZE;
  */
 export class DeliveredEvents {
   private lastHeight = 0;
+
+  /** The last block height delivered here (0: none yet). */
+  get height(): number {
+    return this.lastHeight;
+  }
+
   private readonly validators = new Map<string, string>();
   private statistics: string | null = null;
   /** In delivery order (a Set keeps insertion order): the oldest is forgotten first. */

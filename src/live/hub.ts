@@ -1,5 +1,7 @@
 import { EventEmitter } from 'node:events';
+import type { Logger } from 'pino';
 import { UpstreamError } from '../errors.js';
+import { errorSummary } from '../ops/logger.js';
 import { DeliveredEvents } from './delivered.js';
 import type { LiveEvent } from './events.js';
 import { type PollerOptions, type PollOutcome, SourcePoller } from './poller.js';
@@ -60,6 +62,63 @@ interface Feed {
    * Redis as well, so that a client moving to this instance finds what it missed on another.
    */
   recent: LiveEvent[];
+  /** What this process delivered of the source (blocks: the last height). */
+  delivered: DeliveredEvents;
+}
+
+/**
+ * A source's events in order, as heard from the bus: a block past the next height, or a Redis
+ * reconnect (pub/sub keeps nothing for an absent listener), first reads what this process missed
+ * (`Source.between`, at most LIVE_CATCH_UP blocks), and events heard meanwhile wait behind it.
+ * Without a gap, an event is delivered at once.
+ */
+class Gaps {
+  private filling = false;
+  private readonly waiting: LiveEvent[] = [];
+
+  constructor(
+    private readonly source: Source<unknown>,
+    private readonly delivered: DeliveredEvents,
+    private readonly deliver: (event: LiveEvent) => void,
+    private readonly logger: Logger,
+  ) {}
+
+  event(event: LiveEvent): void {
+    if (this.filling) {
+      this.waiting.push(event);
+      return;
+    }
+    const last = this.delivered.height;
+    if (event.kind === 'block' && last > 0 && event.block.height > last + 1 && this.source.between) {
+      this.waiting.push(event);
+      void this.fill(last, event.block.height);
+      return;
+    }
+    this.deliver(event);
+  }
+
+  /** The bus heard nothing for a while: read on from the last block delivered, until one is missing. */
+  resumed(): void {
+    const last = this.delivered.height;
+    if (!this.filling && last > 0 && this.source.between) void this.fill(last, null);
+  }
+
+  private async fill(after: number, before: number | null): Promise<void> {
+    this.filling = true;
+    try {
+      for (const event of (await this.source.between?.(after, before, {})) ?? []) this.deliver(event);
+    } catch (error) {
+      this.logger.warn({ err: errorSummary(error as Error), source: this.source.key }, 'live gap not read');
+    } finally {
+      this.filling = false;
+    }
+    // What waited goes through again, in order: the event that found the gap as it is (a gap
+    // this read could not fill is not read again for it), a gap beyond it is read too.
+    for (const event of this.waiting.splice(0)) {
+      if (before !== null && event.kind === 'block' && event.block.height <= before) this.deliver(event);
+      else this.event(event);
+    }
+  }
 }
 
 /** What every subscriber of a source whose poll was refused is told. */
@@ -106,6 +165,11 @@ export class LiveHub {
   /** Who polls each source of this process (for /readyz). */
   holders(): Promise<Record<string, string>> {
     return this.options.bus.holders(this.sources());
+  }
+
+  /** The last block height of `source` (by key) this process delivered while it listens; 0: none. */
+  deliveredHeight(source: string): number {
+    return this.feeds.get(source)?.delivered.height ?? 0;
   }
 
   /**
@@ -197,24 +261,46 @@ export class LiveHub {
       // Every event reaches this process's subscribers once (blocks in height order), even when
       // it arrives twice: a repeat goes no further (delivered.ts).
       const delivered = new DeliveredEvents();
-      const stop = this.options.bus.listen(source.key, (event) => {
+      const deliver = (event: LiveEvent) => {
         if (!delivered.fresh(event)) return;
-        if (event.kind === 'refused') {
-          for (const each of [...subscribers]) each.fail(refusedError());
-          return;
-        }
         if (event.kind === 'block') {
           this.stamp(event.block, event.polledAt, eventId(event));
           recent.push(event);
           if (recent.length > this.options.remember) recent.shift();
         }
         for (const each of subscribers) each.offer(event);
-      });
-      feed = { poller: new SourcePoller(source, this.options), subscribers, stop, recent };
+      };
+      const heard = new Gaps(source, delivered, deliver, this.options.logger);
+      const stop = this.options.bus.listen(
+        source.key,
+        (event) => {
+          if (event.kind !== 'refused') heard.event(event);
+          else void this.refused(source, subscribers);
+        },
+        () => heard.resumed(),
+      );
+      const poller = new SourcePoller(source, this.options);
+      feed = { poller, subscribers, stop, recent, delivered };
       this.feeds.set(source.key, feed);
       feed.poller.start();
     }
     feed.subscribers.add(subscriber);
+  }
+
+  /**
+   * A source's credential was refused, as the bus says: its streams end, once one read with the
+   * credential confirms it (a `refused` heard from Redis may be old, or not the deployment's own).
+   */
+  private async refused(source: Source<unknown>, subscribers: Set<Subscriber>): Promise<void> {
+    const confirmed = source.refusedNow ? await source.refusedNow({}).catch(() => false) : true;
+    if (!confirmed) {
+      this.options.logger.warn(
+        { source: 'failed' },
+        'live source refusal not confirmed by the explorer: streams kept',
+      );
+      return;
+    }
+    for (const each of [...subscribers]) each.fail(refusedError());
   }
 
   private leave(key: string, subscriber: Subscriber): void {

@@ -105,7 +105,9 @@ export class LiveUpdates {
       metrics: deps.metrics,
       logger: deps.logger,
     });
-    this.blocks = blockSource(deps.upstreams, settings.catchUp) as Source<unknown>;
+    this.blocks = blockSource(deps.upstreams, settings.catchUp, () =>
+      this.hub.deliveredHeight('blocks'),
+    ) as Source<unknown>;
     this.validators = validatorSource(deps.upstreams, deps.validatorsRead) as Source<unknown>;
   }
 

@@ -22,6 +22,17 @@ export interface Source<S> {
   readonly key: string;
   /** One poll: the events since `state` (null: nothing known yet), and the state after them. */
   poll(state: S | null, scope: CallScope): Promise<PollResult<S>>;
+  /**
+   * Sources whose events have an order (blocks): the events after height `after`, up to `before`
+   * (exclusive; null: until one is missing), at most LIVE_CATCH_UP. What a listener reads when it
+   * finds it missed some (a Redis reconnect: pub/sub keeps nothing for an absent listener).
+   */
+  between?(after: number, before: number | null, scope: CallScope): Promise<LiveEvent[]>;
+  /**
+   * Private sources: whether the source's credential is refused now, by one read with it. A
+   * `refused` event heard from another process ends streams only once this confirms it.
+   */
+  refusedNow?(scope: CallScope): Promise<boolean>;
 }
 
 /** A block by height through the search service's suggestions (the exact height comes first). */
@@ -62,30 +73,41 @@ export interface BlockState {
 /**
  * New blocks: the head is found when polling starts; each poll then asks for head + 1, and goes on
  * while blocks keep coming, up to `catchUp` blocks per poll (the rest on the next), so that several
- * new blocks are delivered in height order and none is skipped. The last head seen is kept across
- * the poller's stops and starts (a source with no subscriber is not polled), so that finding it
- * again costs a few reads.
+ * new blocks are delivered in height order and none is skipped. A poller that takes the source
+ * over with no stored state (Redis lost it: a restart, a failover) while this process has delivered
+ * blocks continues from the last one it delivered (`delivered`), not from the head, which would
+ * skip those found meanwhile. The last head seen is kept across the poller's stops and starts (a
+ * source with no subscriber is not polled), so that finding it again costs a few reads.
  */
-export function blockSource(upstreams: Upstreams, catchUp: number): Source<BlockState> {
+export function blockSource(
+  upstreams: Upstreams,
+  catchUp: number,
+  delivered: () => number,
+): Source<BlockState> {
   let known = 0;
+  const after = async (from: number, before: number | null, scope: CallScope) => {
+    const events: LiveEvent[] = [];
+    for (let height = from + 1; events.length < catchUp && (before === null || height < before); height++) {
+      const block = await blockAt(upstreams, height, scope);
+      if (!block) break;
+      events.push({ kind: 'block', block, polledAt: Date.now() });
+    }
+    return events;
+  };
   return {
     key: 'blocks',
     async poll(state, scope) {
-      if (state === null) {
+      const from = state?.head ?? delivered();
+      if (from === 0) {
         known = await findHead(upstreams, scope, known);
         return { events: [], state: { head: known } };
       }
-      const events: LiveEvent[] = [];
-      let head = state.head;
-      for (let i = 0; i < catchUp; i++) {
-        const block = await blockAt(upstreams, head + 1, scope);
-        if (!block) break;
-        events.push({ kind: 'block', block, polledAt: Date.now() });
-        head = block.height;
-      }
-      known = head;
-      return { events, state: { head } };
+      const events = await after(from, null, scope);
+      const last = events.at(-1);
+      known = last?.kind === 'block' ? last.block.height : from;
+      return { events, state: { head: known } };
     },
+    between: after,
   };
 }
 
@@ -228,6 +250,7 @@ export function failedSource(upstreams: Upstreams, key: string, token: string): 
     upstreams.explorer.failedTransactions({ page, pageSize: FAILED_PAGE_SIZE, cursor: null }, token, scope);
   return {
     key,
+    refusedNow: async (scope) => !(await explorerAccepts(upstreams, token, scope)),
     async poll(state, scope) {
       if (state === null) return { events: [], state: { seen: (await read(1, scope)).nodes.map(txKey) } };
       const result = await readDown(read, state, scope);
