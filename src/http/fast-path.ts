@@ -8,8 +8,10 @@ import {
   type RequestHeaders,
 } from '../graphql/exchange.js';
 import type { DocumentCache } from '../graphql/pipeline/documents.js';
+import { MULTIPART } from '../graphql/pipeline/multipart.js';
 import type { PreparedRequest } from '../graphql/pipeline/parts.js';
-import type { AnswerShape } from '../graphql/pipeline/shape.js';
+import { type AnswerShape, streamTransport } from '../graphql/pipeline/shape.js';
+import { bodyWithin } from '../graphql/plugins/body-limit.js';
 import { INTERNAL_ANSWER, publicError } from '../graphql/public-errors.js';
 import type { AdapterRequest, Routing, SentParams, WholeAnswer } from '../graphql/routing.js';
 import type { ContextSource, GatewayYoga } from '../graphql/yoga.js';
@@ -17,7 +19,7 @@ import { errorSummary } from '../ops/logger.js';
 import type { Telemetry } from '../ops/request-trace.js';
 import type { Context } from '../schema/context.js';
 import { headersOf, pipeResponse } from './node-response.js';
-import { type EventStreams, serveSubscription } from './sse.js';
+import { type EventStreams, SSE, serveSubscription } from './sse.js';
 
 /**
  * The node:http listener of the gateway: a transport adapter in front of Yoga. The common
@@ -55,8 +57,8 @@ function sentParams(body: unknown): SentParams | null {
   return body as SentParams;
 }
 
-/** Whether a request asks for an event stream and nothing else (EventSource, `graphql-sse`). */
-const wantsEventStream = (req: IncomingMessage) => req.headers.accept?.trim() === 'text/event-stream';
+/** The stream a request asks for (an event stream, Apollo's multipart subscriptions), if any: shape.ts. */
+const streamOf = (req: IncomingMessage) => streamTransport(req.headers.accept);
 
 /** The path of a request's URL. */
 function pathOf(req: IncomingMessage): string {
@@ -64,11 +66,11 @@ function pathOf(req: IncomingMessage): string {
   return (q === -1 ? req.url : req.url?.slice(0, q)) ?? '/';
 }
 
-/** Whether a request accepts what the adapter writes: JSON, or an event stream of a subscription. */
+/** Whether a request accepts what the adapter writes: JSON, or a stream of a subscription. */
 function acceptsAnswer(req: IncomingMessage): boolean {
   const accept = req.headers.accept;
   return (
-    !accept || accept === '*/*' || /^application\/json\s*(;[^,]*)?$/i.test(accept) || wantsEventStream(req)
+    !accept || accept === '*/*' || /^application\/json\s*(;[^,]*)?$/i.test(accept) || streamOf(req) !== null
   );
 }
 
@@ -326,25 +328,28 @@ export function createRequestListener(yoga: GatewayYoga, options: ListenerOption
   /**
    * Where a request goes once its parameters are read: to Yoga whenever a plugin declines it (it
    * needs a step or a refusal that only Yoga's path runs) or its document is named by an id no plugin
-   * holds; otherwise by how its operation answers: a subscription asked for as an event stream to
-   * the adapter's SSE writer, one result as JSON to the fast path (a document named by id only as a
-   * prepared request: Yoga resolves, proves, registers and refuses ids), anything else to Yoga.
+   * holds; otherwise by how its operation answers: a subscription asked for as a stream to the
+   * adapter's stream writer (SSE, or Apollo's multipart), one result as JSON to the fast path (a
+   * document named by id only as a prepared request: Yoga resolves, proves, registers and refuses
+   * ids), anything else to Yoga.
    */
   const route = (req: IncomingMessage, res: ServerResponse, sent: SentParams, body: Buffer | null) => {
     const toYogaAgain = () => (body ? toYoga(yoga, req, res, body) : yoga(req, res));
     const text = sent.query ?? routing.named(sent);
     if (text === null) return toYogaAgain();
-    const events = wantsEventStream(req);
-    const hot = events ? null : prepared.documents.preparedRequest(text, sent.operationName);
+    const transport = streamOf(req);
+    const hot = transport ? null : prepared.documents.preparedRequest(text, sent.operationName);
     // A GET of one result runs only a prepared query: Yoga's path parses the rest, refuses a
     // mutation (405) and answers what does not parse.
-    if (req.method === 'GET' && !events && !hot?.query) return toYogaAgain();
+    if (req.method === 'GET' && !transport && !hot?.query) return toYogaAgain();
     const request = adapterRequest(req, sent, text, { documents: prepared.documents, hot });
     if (routing.declines(request) !== null) return toYogaAgain();
     const params = { ...sent, query: text };
-    if (events) {
+    if (transport) {
+      const { headers } = request;
+      const framing = transport === 'multipart' ? MULTIPART : SSE;
       return request.shape() === 'subscription' && sent.query !== undefined
-        ? serveSubscription({ yoga, telemetry, cors, streams, req, res, params, headers: request.headers })
+        ? serveSubscription({ yoga, telemetry, cors, streams, req, res, params, framing, headers })
         : toYogaAgain();
     }
     if (!hot && sent.query === undefined) return toYogaAgain();
@@ -364,9 +369,20 @@ export function createRequestListener(yoga: GatewayYoga, options: ListenerOption
       return;
     }
     const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('error', () => res.destroy());
-    req.on('end', () => {
+    let read = 0;
+    const onData = (chunk: Buffer) => {
+      read += chunk.length;
+      if (bodyWithin(req, read)) {
+        chunks.push(chunk);
+        return;
+      }
+      // Past the cap (a body of unknown length): intake has refused the request; nothing more of
+      // it is kept, and it is never routed.
+      chunks.length = 0;
+      req.off('data', onData);
+      req.off('end', onEnd);
+    };
+    const onEnd = () => {
       const body = Buffer.concat(chunks);
       // A stream's request lives as long as the stream: its chunks need not.
       chunks.length = 0;
@@ -378,6 +394,9 @@ export function createRequestListener(yoga: GatewayYoga, options: ListenerOption
       }
       const handled = params ? route(req, res, params, body) : toYoga(yoga, req, res, body);
       Promise.resolve(handled).catch(failed(telemetry, cors, req, res));
-    });
+    };
+    req.on('data', onData);
+    req.on('error', () => res.destroy());
+    req.on('end', onEnd);
   };
 }

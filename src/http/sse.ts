@@ -2,29 +2,33 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ExecutionResult, GraphQLError } from 'graphql';
 import { getSSEProcessor, isAsyncIterable } from 'graphql-yoga';
 import { type CorsPolicy, EVENT_STREAM_HEADERS, Exchange, type RequestHeaders } from '../graphql/exchange.js';
+import { jitter, SSE, type StreamFraming } from '../graphql/pipeline/framing.js';
+import { refusedForCapacity } from '../graphql/plugins/subscriptions.js';
 import type { GatewayYoga } from '../graphql/yoga.js';
 import { type Delivery, type LiveSink, StreamHandle } from '../live/streams.js';
 import type { GatewayMetrics } from '../ops/metrics.js';
 import type { Telemetry } from '../ops/request-trace.js';
-import { headersOf, pipeResponse } from './node-response.js';
+import { headersOf, pipeResponse, writable } from './node-response.js';
 
 /**
- * GraphQL subscriptions over Server-Sent Events, written by the node:http adapter itself: what a
- * browser's EventSource (GET) and the `graphql-sse` client (POST, distinct connections) send. The
- * subscribe-time work runs through Yoga's one envelop pipeline (parse, validation, limits, pricing
- * and the rate limit, authorization, the subscription caps, the live groups); the stream that
- * follows is this module's: no WHATWG Request, Response or ReadableStream and no async-iterator
+ * GraphQL subscriptions over HTTP streams, written by the node:http adapter itself: Server-Sent
+ * Events (a browser's EventSource, GET; `graphql-sse`, POST) and Apollo's multipart subscriptions
+ * (graphql/pipeline/multipart.ts). The subscribe-time work runs through Yoga's one envelop pipeline
+ * (parse, validation, limits, pricing and the rate limit, authorization, the subscription caps, the
+ * live groups) whatever the transport; a transport is only its framing (graphql/pipeline/framing.ts:
+ * the head, an event's bytes, the keep-alive, the end, a subscription answered with one result).
+ * The stream is this module's: no WHATWG Request, Response or ReadableStream and no async-iterator
  * chain per subscriber, the events its group pushes written straight to the socket, each event's
- * frame serialized once for all the streams it goes to, and one ping timer for every stream. The
- * bytes are Yoga's (`:` first, `event: next` / `data:` per result, `event: complete` at the end,
- * the same headers); a parity test compares them. Anything else (a query asked for as an event
- * stream, extensions, a document that cannot be grouped) is answered as Yoga answers it.
+ * bytes made once per framing for all the streams they go to, one keep-alive timer per framing.
+ * SSE's bytes are Yoga's (a parity test compares them) but for a block's `id:` and the `retry:` each
+ * stream starts with; a refusal for capacity is a stream an EventSource comes back from by itself.
+ * Anything else (a query asked for as an event stream, extensions) is Yoga's to answer.
  */
 
 export interface EventStreamOptions {
   /** LIVE_BACKLOG: events waiting for one stream's socket before it is cut off. */
   backlog: number;
-  /** How often every open stream gets a comment, so that proxies keep it open (Yoga's 12 s). */
+  /** How often every open SSE stream gets a comment, so that proxies keep it open (Yoga's 12 s). */
   pingMs: number;
   metrics: GatewayMetrics;
 }
@@ -32,67 +36,7 @@ export interface EventStreamOptions {
 /** Yoga's ping interval: a comment on every open stream, so that proxies keep it open. */
 export const SSE_PING_MS = 12_000;
 
-/**
- * How long a client whose stream ended at a shutdown waits before reconnecting (EventSource's
- * `retry:`): each stream a time of its own, at random within these bounds (contract.md §8), so that
- * the 10,000 clients of a draining instance come back over nine seconds, not all within one.
- */
-export const SSE_RETRY_SPREAD_MS = { min: 1_000, max: 10_000 } as const;
-
-const PING = ':\n\n';
-const COMPLETE = 'event: complete\ndata:\n\n';
-const HEADERS = {
-  'Content-Type': 'text/event-stream',
-  Connection: 'keep-alive',
-  'Cache-Control': 'no-cache',
-  'Content-Encoding': 'none',
-  ...EVENT_STREAM_HEADERS,
-} as const;
-
-/** An error as Yoga writes it: without its internal extensions (`http`, `unexpected`). */
-function writtenError(error: GraphQLError) {
-  const {
-    http: _http,
-    unexpected: _unexpected,
-    ...extensions
-  } = (error.extensions ?? {}) as Record<string, unknown>;
-  return {
-    message: error.message,
-    ...(error.locations ? { locations: error.locations } : {}),
-    ...(error.path ? { path: error.path } : {}),
-    ...(Object.keys(extensions).length > 0 ? { extensions } : {}),
-  };
-}
-
-/** A result's JSON as Yoga's SSE processor writes it. */
-function resultJson(result: ExecutionResult): string {
-  const stringify = (result as { stringify?: (r: unknown) => string }).stringify ?? JSON.stringify;
-  const http = (result.extensions as { http?: unknown } | undefined)?.http;
-  if (!result.errors?.length && http === undefined) return stringify(result);
-  const { http: _http, ...extensions } = (result.extensions ?? {}) as Record<string, unknown>;
-  return stringify({
-    ...result,
-    ...(result.errors ? { errors: result.errors.map((e) => writtenError(e as GraphQLError)) } : {}),
-    extensions: Object.keys(extensions).length > 0 ? extensions : undefined,
-  });
-}
-
-/**
- * One frame per result, whichever streams it goes to: a group's event is serialized once. An event
- * a client can resume after carries its `id:` (a block's height), which EventSource sends back as
- * Last-Event-ID when it reconnects.
- */
-const frames = new WeakMap<ExecutionResult, Buffer>();
-function frameOf({ result, id }: Delivery): Buffer {
-  let frame = frames.get(result);
-  if (!frame) {
-    frame = Buffer.from(
-      `${id === undefined ? '' : `id: ${id}\n`}event: next\ndata: ${resultJson(result)}\n\n`,
-    );
-    frames.set(result, frame);
-  }
-  return frame;
-}
+export { SSE, SSE_RETRY_SPREAD_MS } from '../graphql/pipeline/framing.js';
 
 /** One subscriber's socket, written at its pace: events wait (shared frames) up to LIVE_BACKLOG. */
 class EventStream implements LiveSink {
@@ -102,6 +46,7 @@ class EventStream implements LiveSink {
   constructor(
     private readonly res: ServerResponse,
     private readonly streams: EventStreams,
+    readonly framing: StreamFraming,
   ) {
     // Listeners every stream shares, the stream on its response: no closures per stream.
     (res as Writing)[STREAM] = this;
@@ -137,17 +82,16 @@ class EventStream implements LiveSink {
 
   /** The stream's end: at a shutdown, a `retry:` hint first, so that the client reconnects elsewhere. */
   private end(): void {
-    const retry = this.streams.retry();
-    this.res.end(retry === null ? COMPLETE : `retry: ${retry}\n\n${COMPLETE}`);
+    this.res.end(this.framing.closing(this.streams.retry()));
   }
 
   ping(): void {
     if (this.completing || this.res.writableEnded || this.res.destroyed) return;
-    if (this.waiting.length === 0 && !this.res.writableNeedDrain) this.res.write(PING);
+    if (this.waiting.length === 0 && !this.res.writableNeedDrain) this.res.write(this.framing.keepAlive);
   }
 
   private write(delivery: Delivery): void {
-    this.res.write(frameOf(delivery));
+    this.res.write(this.framing.frameOf(delivery));
     this.options.metrics.observeDelivery((Date.now() - delivery.polledAt) / 1000);
   }
 
@@ -166,10 +110,15 @@ function flushStream(this: Writing): void {
 }
 const ignore = () => {};
 
-/** Every open stream of the process, and their one ping timer. */
+/** The open streams of one framing, and their one keep-alive timer. */
+interface KeptAlive {
+  open: Set<EventStream>;
+  timer: NodeJS.Timeout | null;
+}
+
+/** Every open stream of the process, and one keep-alive timer per framing. */
 export class EventStreams {
-  private readonly open = new Set<EventStream>();
-  private timer: NodeJS.Timeout | null = null;
+  private readonly framings = new Map<StreamFraming, KeptAlive>();
   /** Set once the process shuts down: the bounds of the `retry:` hint streams end with from then on. */
   private retrySpread: { min: number; max: number } | null = null;
 
@@ -182,30 +131,37 @@ export class EventStreams {
 
   /** The `retry:` hint of a stream that ends now (ms, at random within the spread): null until the process shuts down. */
   retry(): number | null {
-    const spread = this.retrySpread;
-    return spread === null ? null : spread.min + Math.floor(Math.random() * (spread.max - spread.min + 1));
+    return this.retrySpread === null ? null : jitter(this.retrySpread);
   }
 
   /** Streams an adopted member's events to `res` until the stream ends (its handle says when). */
-  stream(res: ServerResponse, handle: StreamHandle): void {
-    const stream = new EventStream(res, this);
-    this.open.add(stream);
-    if (!this.timer) {
-      this.timer = setInterval(() => {
-        for (const each of this.open) each.ping();
-      }, this.options.pingMs);
-      this.timer.unref();
+  stream(res: ServerResponse, handle: StreamHandle, framing: StreamFraming): void {
+    const stream = new EventStream(res, this, framing);
+    let kept = this.framings.get(framing);
+    if (!kept) {
+      kept = { open: new Set(), timer: null };
+      this.framings.set(framing, kept);
+    }
+    kept.open.add(stream);
+    if (!kept.timer) {
+      const { open } = kept;
+      kept.timer = setInterval(() => {
+        for (const each of open) each.ping();
+      }, framing.keepAliveMs ?? this.options.pingMs);
+      kept.timer.unref();
     }
     handle.onEnd(stream);
     handle.member?.attach(stream);
   }
 
-  /** A stream that ended leaves the open ones; the last takes the ping timer with it. */
+  /** A stream that ended leaves the open ones; the last of a framing takes its timer with it. */
   closed(stream: EventStream): void {
-    this.open.delete(stream);
-    if (this.open.size === 0 && this.timer) {
-      clearInterval(this.timer);
-      this.timer = null;
+    const kept = this.framings.get(stream.framing);
+    if (!kept) return;
+    kept.open.delete(stream);
+    if (kept.open.size === 0 && kept.timer) {
+      clearInterval(kept.timer);
+      kept.timer = null;
     }
   }
 }
@@ -226,6 +182,8 @@ export interface SubscriptionRequest {
   req: IncomingMessage;
   res: ServerResponse;
   params: StreamParams;
+  /** How the stream is framed: the transport its Accept asked for (SSE, or pipeline/multipart.ts). */
+  framing: StreamFraming;
   /** The request's headers, as the routing read them (node-response.ts). */
   headers?: RequestHeaders;
 }
@@ -233,11 +191,57 @@ export interface SubscriptionRequest {
 /** A single result (a refusal, an error) written as Yoga's SSE processor writes it. */
 const processSse = getSSEProcessor();
 
-/** A result (a refusal, an error, a stream this module does not write) as Yoga's SSE processor writes it. */
-async function answerByYoga(request: SubscriptionRequest, exchange: Exchange, result: unknown) {
-  const response = await processSse(result as ExecutionResult, request.yoga.fetchAPI, 'text/event-stream');
+/**
+ * A subscription answered with one result (a refusal, an error): in the framing's own bytes when it
+ * has them, else as Yoga's SSE processor writes it (and a stream this module does not group, SSE's).
+ */
+async function answerOnce(request: SubscriptionRequest, exchange: Exchange, result: unknown) {
+  const whole = isAsyncIterable(result)
+    ? null
+    : request.framing.single(
+        result as ExecutionResult,
+        refusedForCapacity((result as ExecutionResult).errors),
+      );
+  if (whole) {
+    const { res } = request;
+    if (res.destroyed) return;
+    res.writeHead(whole.status, { ...whole.headers, ...exchange.answerHeaders(EVENT_STREAM_HEADERS) });
+    exchange.end(whole.status);
+    res.end(whole.body);
+    return;
+  }
+  const { fetchAPI } = request.yoga;
+  const response = await processSse(result as ExecutionResult, fetchAPI, 'text/event-stream');
   exchange.end(response.status);
-  await pipeResponse(request.res, response, exchange.answerHeaders(EVENT_STREAM_HEADERS));
+  // A stream (not a single result) starts with its own `retry:`, as the ones this module writes.
+  const written = isAsyncIterable(result) ? SSE.withOwnRetry(response, fetchAPI) : response;
+  await pipeResponse(request.res, written, exchange.answerHeaders(EVENT_STREAM_HEADERS));
+}
+
+/**
+ * A stream the live groups do not take (incremental delivery inside a subscription) in a framing
+ * Yoga has no writer for: its results written as they come, at the socket's pace.
+ */
+async function pumpUngrouped(
+  { res, framing }: SubscriptionRequest,
+  handle: StreamHandle,
+  results: AsyncIterable<ExecutionResult>,
+) {
+  const iterator = results[Symbol.asyncIterator]();
+  handle.onEnd(() => void iterator.return?.());
+  res.on('error', ignore);
+  try {
+    for (let next = await iterator.next(); !next.done && !res.destroyed; next = await iterator.next()) {
+      if (!res.write(framing.frameOf({ result: next.value, polledAt: Date.now(), id: undefined })))
+        await writable(res);
+    }
+    if (!res.destroyed) res.end(framing.closing(null));
+  } catch {
+    // The stream failed after its head: a cut, as any stream whose body cannot go on.
+    res.destroy();
+  } finally {
+    handle.end();
+  }
 }
 
 /**
@@ -245,7 +249,7 @@ async function answerByYoga(request: SubscriptionRequest, exchange: Exchange, re
  * through the envelop pipeline and answers it.
  */
 export async function serveSubscription(request: SubscriptionRequest): Promise<void> {
-  const { yoga, telemetry, cors, req, res, params } = request;
+  const { yoga, telemetry, cors, req, res, params, framing } = request;
   // A caller gone before the stream's head is written is logged 499 (its work cancelled).
   const exchange = new Exchange(
     { res, method: req.method as string, headers: request.headers ?? headersOf(req) },
@@ -255,8 +259,7 @@ export async function serveSubscription(request: SubscriptionRequest): Promise<v
   // The stream's end watches the socket from now on: a client gone cancels the subscribe-time work.
   const sse = new StreamHandle(res, exchange.cancel);
   const envelope = yoga.getEnveloped({ request: exchange.request, params, req, res, sse });
-  const once = (result: unknown) =>
-    answerByYoga(request, exchange, exchange.finish(result as ExecutionResult));
+  const once = (result: unknown) => answerOnce(request, exchange, exchange.finish(result as ExecutionResult));
   let document: ReturnType<typeof envelope.parse>;
   try {
     document = envelope.parse(params.query);
@@ -287,14 +290,15 @@ export async function serveSubscription(request: SubscriptionRequest): Promise<v
   // The client left while it subscribed: everything the stream took is given back already, and the
   // exchange logged it.
   if (sse.ended) return;
-  // Not grouped (incremental delivery in a subscription): Yoga's own writer.
-  if (!sse.member) return answerByYoga(request, exchange, result);
+  // Not grouped (incremental delivery in a subscription): Yoga's own writer for SSE.
+  if (!sse.member && framing === SSE) return answerOnce(request, exchange, result);
   // Priced and charged at its start: the stream's head says what it cost.
-  res.writeHead(200, { ...HEADERS, ...exchange.answerHeaders() });
-  res.write(PING);
+  res.writeHead(200, { ...framing.headers, ...exchange.answerHeaders(EVENT_STREAM_HEADERS) });
+  res.write(framing.opening());
   exchange.end(200);
   // From here the stream holds nothing of its request: events run in the group's own context, so
   // the request's signal, trace and context (and the pipeline's iterator over the member) go.
   sse.started();
-  request.streams.stream(res, sse);
+  if (!sse.member) return pumpUngrouped(request, sse, result as AsyncIterable<ExecutionResult>);
+  request.streams.stream(res, sse, framing);
 }

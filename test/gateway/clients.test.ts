@@ -1,14 +1,12 @@
 import { createHash } from 'node:crypto';
-import { ApolloClient, ApolloLink, gql, HttpLink, InMemoryCache } from '@apollo/client';
+import { ApolloClient, gql, HttpLink, InMemoryCache } from '@apollo/client';
 import { Defer20220824Handler } from '@apollo/client/incremental';
 import { PersistedQueryLink } from '@apollo/client/link/persisted-queries';
 import { relayStylePagination } from '@apollo/client/utilities';
 import { Client, fetchExchange } from '@urql/core';
 import { cacheExchange } from '@urql/exchange-graphcache';
 import { relayPagination } from '@urql/exchange-graphcache/extras';
-import { getOperationAST, isAbstractType, print } from 'graphql';
-import { createClient as createSseClient } from 'graphql-sse';
-import { Observable } from 'rxjs';
+import { isAbstractType } from 'graphql';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { schema } from '../../src/schema/index.js';
@@ -18,7 +16,7 @@ import { useGatewayOnDevnet } from './helpers.js';
 /**
  * The graph as real client caches use it (contract.md §6), against the gateway on the devnet over
  * a real socket: Apollo Client (InMemoryCache with relayStylePagination, its persisted-queries
- * link, @defer, a subscription over SSE) and urql with Graphcache (relayPagination). Objects are
+ * link, @defer, a subscription over its multipart HTTP protocol) and urql with Graphcache (relayPagination). Objects are
  * one cache record whichever operation reached them, pages merge into one list, and no cache
  * warning is printed.
  */
@@ -57,42 +55,23 @@ const POSSIBLE_TYPES = Object.fromEntries(
 /** Apollo's normalized records, by cache id (`Block:<id>`). */
 const records = (client: ApolloClient) => client.cache.extract() as Record<string, Record<string, unknown>>;
 
-/** Apollo Client as a frontend sets it up: APQ over HTTP, subscriptions over SSE, @defer. */
+/**
+ * Apollo Client as a frontend sets it up: APQ and @defer over its HttpLink, and subscriptions over
+ * the same link (Apollo's multipart HTTP subscriptions), with no link of the test's own.
+ */
 function apollo() {
-  const sse = createSseClient({ url: env.url, singleConnection: false, retryAttempts: 0 });
-  const subscriptions = new ApolloLink(
-    (operation) =>
-      new Observable((observer) =>
-        sse.subscribe(
-          {
-            query: print(operation.query),
-            variables: operation.variables,
-            ...(operation.operationName ? { operationName: operation.operationName } : {}),
-          },
-          {
-            next: (value) => observer.next(value as never),
-            complete: () => observer.complete(),
-            error: (error) => observer.error(error),
-          },
-        ),
-      ),
-  );
   const http = new PersistedQueryLink({
     sha256: (text: string) => createHash('sha256').update(text).digest('hex'),
   }).concat(new HttpLink({ uri: env.url, fetch: recordingFetch }));
   const client = new ApolloClient({
-    link: ApolloLink.split(
-      ({ query }) => getOperationAST(query)?.operation === 'subscription',
-      subscriptions,
-      http,
-    ),
+    link: http,
     cache: new InMemoryCache({
       possibleTypes: POSSIBLE_TYPES,
       typePolicies: { Query: { fields: { validators: relayStylePagination(['pageSize']) } } },
     }),
     incrementalHandler: new Defer20220824Handler(),
   });
-  return { client, close: () => sse.dispose() };
+  return { client, close: () => client.stop() };
 }
 
 describe('Apollo Client', () => {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
@@ -163,7 +164,9 @@ export function useGatewayOnDevnet(
     },
     serveOverHttp() {
       beforeAll(async () => {
-        http = await listen(env.gateway);
+        // The server's body cap is the gateway's (intake refuses a longer body before it is read).
+        const { limits } = testSettings(options.gateway);
+        http = await listen(env.gateway, undefined, { ...loadConfig({}), limits });
       });
       afterAll(async () => {
         await http?.close();
@@ -263,3 +266,12 @@ export const idOf = (typename: string, ...parts: (string | null)[]): string =>
 
 /** An address's 20 bytes as 40 hex digits, whatever its encoding: how ids name addresses. */
 export const bytesOf = (address: string): string => decodeAddress(address)?.hex as string;
+
+/**
+ * A document's APQ registration (`extensions.persistedQuery` with its SHA-256): a request sending
+ * it is read on Yoga's own path, which proves the hash and keeps the document (the adapter declines
+ * it). What tests send to reach Yoga's writers.
+ */
+export const registering = (query: string) => ({
+  persistedQuery: { version: 1, sha256Hash: createHash('sha256').update(query).digest('hex') },
+});

@@ -304,22 +304,40 @@ describe('limits', () => {
     await close();
   }, 90_000);
 
-  it('refuses subscriptions beyond MAX_SUBSCRIPTIONS_PER_CLIENT and MAX_SUBSCRIPTIONS: 429 RATE_LIMITED, no stream', async () => {
+  it('refuses subscriptions beyond MAX_SUBSCRIPTIONS_PER_CLIENT and MAX_SUBSCRIPTIONS: RATE_LIMITED, no stream', async () => {
     const gateway = env.coldGateway({
       live: { ...live, maxSubscriptions: 3, maxSubscriptionsPerClient: 2 },
       scale: { ...loadConfig({}).scale, rateLimitPoints: 0, trustProxy: 1 },
     });
     const { url, close } = await env.listenOn(gateway);
+    const active = async () =>
+      (await gateway.metrics.registry.getSingleMetric('graphql_subscriptions_active')?.get())?.values[0]
+        ?.value;
     const from = (client: string) => ({ headers: { 'x-forwarded-for': client } });
     const a1 = await subscribe(url, BLOCKS, from('10.0.0.1'));
     const a2 = await subscribe(url, BLOCKS, from('10.0.0.1'));
-    const a3 = await subscribe(url, BLOCKS, {
-      headers: { 'x-forwarded-for': '10.0.0.1', accept: 'application/json, text/event-stream' },
+    // An event-stream client (EventSource, graphql-sse) is told in its stream, so that an
+    // EventSource comes back by itself (eventsource-refusal.test.ts); the stream then ends.
+    const a3 = await subscribe(url, BLOCKS, from('10.0.0.1'));
+    expect(a3.status).toBe(200);
+    expect((await a3.next()).errors[0].extensions).toEqual({ code: 'RATE_LIMITED', retryAfterMs: 1_000 });
+    expect(await a3.ended).toBe('complete');
+    // A client that takes JSON too is answered in JSON: 429 with retry-after.
+    const a4 = await fetch(url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'x-forwarded-for': '10.0.0.1',
+      },
+      body: JSON.stringify({ query: BLOCKS }),
     });
-    expect(a3.status).toBe(429);
-    expect(a3.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(a4.status).toBe(429);
+    expect(a4.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(await active()).toBe(2);
     const b1 = await subscribe(url, BLOCKS, from('10.0.0.2'));
     expect(b1.status).toBe(200);
+    expect(await active()).toBe(3);
     const c1 = await fetch(url, {
       method: 'POST',
       headers: {
@@ -337,14 +355,12 @@ describe('limits', () => {
     });
     // A stream that ends gives its place back.
     a1.close();
-    await until(
-      async () =>
-        (await gateway.metrics.registry.getSingleMetric('graphql_subscriptions_active')?.get())?.values[0]
-          ?.value === 2,
-      { what: 'the place of the closed stream given back (two active)' },
-    );
+    await until(async () => (await active()) === 2, {
+      what: 'the place of the closed stream given back (two active)',
+    });
     const c2 = await subscribe(url, BLOCKS, from('10.0.0.3'));
     expect(c2.status).toBe(200);
+    expect(await active()).toBe(3);
     for (const s of [a2, b1, c2]) s.close();
     await close();
   });

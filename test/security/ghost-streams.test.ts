@@ -3,7 +3,13 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { loadConfig } from '../../src/config.js';
 import { type Devnet, startDevnet } from '../../src/devnet/index.js';
 import type { Gateway } from '../../src/gateway.js';
-import { devnetOptions, type ServedGateway, serveGateway, testSettings } from '../gateway/helpers.js';
+import {
+  devnetOptions,
+  registering,
+  type ServedGateway,
+  serveGateway,
+  testSettings,
+} from '../gateway/helpers.js';
 import { hasRedis, startRedis, type TestRedis } from '../support/redis.js';
 import { subscribe } from '../support/sse.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
@@ -115,16 +121,18 @@ describe('subscribers that hang up while they subscribe', () => {
   }
 
   /** The client's next subscription is served: 200, a stream. */
-  async function nextServed(url: string) {
+  async function nextServed(url: string, gateway: Gateway) {
     const next = await subscribe(url, BLOCKS);
+    // A refusal for capacity is a 200 too (a stream an EventSource survives): the place taken tells.
     expect(next.status).toBe(200);
+    expect(await gauge(gateway.metrics.subscriptions)).toBe(1);
     next.close();
   }
 
   it.each([
     { writer: 'the adapter', body: { query: FAILED } },
-    // A request with extensions is answered by Yoga's own SSE writer, not the adapter's.
-    { writer: 'Yoga', body: { query: FAILED, extensions: {} } },
+    // A request registering its document (APQ) is answered by Yoga's own SSE writer, not the adapter's.
+    { writer: 'Yoga', body: { query: FAILED, extensions: registering(FAILED) } },
   ])(
     'leaves nothing of 20 streams ($writer writes) whose clients left during the explorer’s token check',
     async ({ body }) => {
@@ -141,18 +149,19 @@ describe('subscribers that hang up while they subscribe', () => {
       });
       release();
       await nothingLeft(gateway);
-      await nextServed(url);
+      await nextServed(url, gateway);
     },
   );
 
   it.each([
     {
       transport: 'a POST Yoga reads',
-      open: (url: string) => send(url, { query: BLOCKS, extensions: {} }, SSE),
+      open: (url: string) => send(url, { query: BLOCKS, extensions: registering(BLOCKS) }, SSE),
     },
     {
       transport: 'a GET Yoga serves on node:http',
-      open: (url: string) => get(url, { query: BLOCKS, extensions: '{}' }, SSE),
+      open: (url: string) =>
+        get(url, { query: BLOCKS, extensions: JSON.stringify(registering(BLOCKS)) }, SSE),
     },
   ])(
     'gives a stream Yoga writes ($transport) its place back once its client leaves, not at the next ping',
@@ -174,7 +183,7 @@ describe('subscribers that hang up while they subscribe', () => {
       const { gateway, url } = await start(`redis://127.0.0.1:${proxy.port}`);
       // Redis is connected and answering before the hold: the rate limit's counters live there.
       await until(() => gateway.rateLimit?.store === 'redis', { what: "the rate limit's counters in Redis" });
-      await nextServed(url);
+      await nextServed(url, gateway);
       await nothingLeft(gateway);
       const held = proxy.hold();
       const sockets = Array.from({ length: 16 }, () =>
@@ -190,7 +199,7 @@ describe('subscribers that hang up while they subscribe', () => {
       });
       held.release();
       await nothingLeft(gateway);
-      await nextServed(url);
+      await nextServed(url, gateway);
     },
   );
 });

@@ -55,3 +55,22 @@ export function answerShapeOfText(
     return null;
   }
 }
+
+/**
+ * How a subscription's events travel over HTTP, as its Accept asks: `sse` for exactly
+ * `text/event-stream` (a browser's EventSource, graphql-sse), `multipart` for Apollo's multipart
+ * subscriptions (a `multipart/mixed` range with `subscriptionSpec=1.0`: Apollo Client's HttpLink,
+ * Apollo Kotlin and iOS); null for any other (answered by Yoga: JSON, or 406). Decided here only:
+ * the adapter's routing and the subscription caps' plugin ask it.
+ */
+export type StreamTransport = 'sse' | 'multipart';
+
+const MULTIPART_SUBSCRIPTION =
+  /^\s*multipart\/mixed\s*;(?:[^,]*;)?\s*subscriptionspec\s*=\s*"?1\.0"?\s*(?:;|$)/i;
+
+export function streamTransport(accept: string | null | undefined): StreamTransport | null {
+  if (!accept) return null;
+  if (accept.trim() === 'text/event-stream') return 'sse';
+  for (const range of accept.split(',')) if (MULTIPART_SUBSCRIPTION.test(range)) return 'multipart';
+  return null;
+}

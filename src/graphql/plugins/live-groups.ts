@@ -28,7 +28,8 @@ import { incremental } from '../pipeline/shape.js';
  * Subscriptions in groups: subscribers whose operation is the same (document, operation name,
  * variables) and whose credential scope is the same form one group, and each event is executed
  * once per group; its one result object reaches every member, so that a transport serializes it
- * once (http/sse.ts keeps one frame per result) and writes the same bytes to every stream.
+ * once (pipeline/framing.ts keeps one frame per result and framing) and writes the same bytes to
+ * every stream.
  *
  * Whether the credential is part of a group's key is read from the schema's declared cache scopes
  * (schema/cache-scope.ts), never guessed: an operation that selects a `private` field anywhere
@@ -93,10 +94,14 @@ export class LiveMember implements AsyncIterableIterator<ExecutionResult>, LiveM
     this.floor = after;
   }
 
-  /** The replay is read: its events first, then the live ones that waited, none twice. */
-  replayed(deliveries: Delivery[]): void {
+  /**
+   * The replay is read: its events first, then the live ones that waited, none twice. `ahead`: the
+   * resume point is past the head, so it is no floor: the member resumes at the head.
+   */
+  replayed(deliveries: Delivery[], ahead = false): void {
     const held = this.held ?? [];
     this.held = null;
+    if (ahead) this.floor = null;
     for (const delivery of deliveries) this.offer(delivery);
     for (const delivery of held) this.offer(delivery);
   }
@@ -355,6 +360,11 @@ export interface MissedEvents {
   reads: number;
   /** The payloads after the resume point, oldest first; `stopped` ends the reads early (the subscriber left). */
   read(stopped: () => boolean): Promise<unknown[]>;
+  /**
+   * Whether the resume point names an event the source has not made (its chain started again,
+   * another chain's id): asked when nothing came after it; the subscriber then resumes at the head.
+   */
+  ahead?(): Promise<boolean>;
 }
 
 type SubscribeFn = (args: ExecutionArgs) => Promise<AsyncIterable<ExecutionResult> | ExecutionResult>;
@@ -515,9 +525,12 @@ class LiveGroups {
 async function replay(group: LiveGroup, member: LiveMember, after: number, missed: MissedEvents) {
   member.hold(after);
   const payloads = await missed.read(() => member.left).catch(() => []);
+  // Nothing after it: past the head, the resume point would hold back every event until the source
+  // passed it (a devnet started again: minutes of silence).
+  const ahead = payloads.length === 0 && (await missed.ahead?.().catch(() => false)) === true;
   const deliveries: Delivery[] = [];
   for (const payload of payloads) deliveries.push(await group.deliveryOf(payload));
-  member.replayed(deliveries);
+  member.replayed(deliveries, ahead);
 }
 
 /**
