@@ -23,16 +23,36 @@ import { contractResult } from './public-errors.js';
  */
 
 /**
- * Headers a browser may send cross-origin: auth, JSON, tracing, the CSRF-prevention header and the
- * ask for an answer's cost.
+ * Headers a browser may send cross-origin: auth, JSON, the CSRF-prevention headers, the ask for an
+ * answer's cost; the W3C and Sentry trace headers (a page's SDK adds them to every request); the
+ * client's name and version, Apollo Client's (`new ApolloClient({ name, version })`) and Hive's
+ * (request-trace.ts labels requests by them). CORS_ALLOW_HEADERS adds more.
  */
-const ALLOWED_HEADERS =
-  'authorization, content-type, accept, x-request-id, traceparent, x-graphql-csrf, apollo-require-preflight, x-graphql-cost';
+export const DEFAULT_ALLOWED_HEADERS: readonly string[] = [
+  'authorization',
+  'content-type',
+  'accept',
+  'x-request-id',
+  'x-graphql-csrf',
+  'apollo-require-preflight',
+  'x-graphql-cost',
+  'traceparent',
+  'tracestate',
+  'sentry-trace',
+  'baggage',
+  'apollographql-client-name',
+  'apollographql-client-version',
+  'graphql-client-name',
+  'graphql-client-version',
+];
 
 /** Headers a browser's script may read: the request id, the entity tag, and what a client plans by. */
 const EXPOSED_HEADERS = 'x-request-id, etag, ratelimit, ratelimit-policy, retry-after';
 
-/** What every answer varies with; an answer that tells its cost varies with the ask too. */
+/**
+ * What every answer varies with; an answer that tells its cost, and a shared one (which a request
+ * that asks for its cost must not be handed), vary with the ask too.
+ */
 const VARY = 'origin, accept';
 const VARY_WITH_COST = `${VARY}, x-graphql-cost`;
 const LOCALHOST_ORIGIN = /^http:\/\/(localhost|127\.0\.0\.1)(:\d{1,5})?$/;
@@ -44,9 +64,12 @@ const LOCALHOST_ORIGIN = /^http:\/\/(localhost|127\.0\.0\.1)(:\d{1,5})?$/;
  */
 export class CorsPolicy {
   private readonly origins: ReadonlySet<string>;
+  /** `access-control-allow-headers`, written once. */
+  private readonly allowHeaders: string;
 
   constructor(private readonly config: CorsConfig) {
     this.origins = new Set(config.origins);
+    this.allowHeaders = [...new Set([...DEFAULT_ALLOWED_HEADERS, ...(config.allowHeaders ?? [])])].join(', ');
   }
 
   allows(origin: string | null | undefined): origin is string {
@@ -77,7 +100,7 @@ export class CorsPolicy {
     if (!this.allows(origin)) return {};
     return {
       'access-control-allow-methods': 'GET, POST, OPTIONS',
-      'access-control-allow-headers': ALLOWED_HEADERS,
+      'access-control-allow-headers': this.allowHeaders,
       'access-control-max-age': '600',
     };
   }
@@ -91,6 +114,29 @@ export const EVENT_STREAM_HEADERS = { 'x-accel-buffering': 'no' } as const;
 
 /** Answers are personal unless a plugin (the public response cache) says otherwise for a GET. */
 export const DEFAULT_CACHE_CONTROL = 'no-store';
+
+/**
+ * Whether a request asks for its answer's cost (`x-graphql-cost: true`). Such a request is answered
+ * privately (contract.md §9): the response cache neither answers it nor keeps its result, and its
+ * answer is never shared.
+ */
+export const asksForCost = (headers: { get(name: string): string | null }): boolean =>
+  headers.get('x-graphql-cost') === 'true';
+
+/**
+ * The only way an answer is made public (`cache-control: public, max-age`), for CDNs and browsers
+ * to keep and hand to everyone: shared answers are nobody's (contract.md §9). The headers its
+ * exchange wrote lose the caller's RateLimit fields (a CDN would serve one client's budget to all),
+ * and it varies with `x-graphql-cost`, so that no cache hands it to a request asking for its cost.
+ * Its body carries no cost either: a request that asks for it is never shared (asksForCost).
+ */
+export function publicAnswerHeaders(
+  headers: Readonly<Record<string, string>>,
+  maxAgeSeconds: number,
+): Record<string, string> {
+  const { ratelimit: _remaining, 'ratelimit-policy': _policy, ...shared } = headers;
+  return { ...shared, 'cache-control': `public, max-age=${maxAgeSeconds}`, vary: VARY_WITH_COST };
+}
 
 /**
  * The result a client gets, and what it records in the request's trace: every error carries a

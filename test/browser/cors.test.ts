@@ -11,8 +11,9 @@ import { hasChromium, launchChromium } from './chromium.js';
 /**
  * Cross-origin frontends, as a browser enforces CORS: a page served from an origin of
  * CORS_ORIGINS posts a query with an Authorization header (so the browser sends a preflight
- * first) and reads its data and request id; a page from any other origin cannot read the answer,
- * and its POST never leaves the browser.
+ * first) and reads its data and request id, with the headers frontends' libraries add (Apollo
+ * Client's name and version, Sentry's trace) and one CORS_ALLOW_HEADERS adds; a page from any other
+ * origin cannot read the answer, and its POST never leaves the browser.
  */
 
 let devnet: Devnet;
@@ -44,6 +45,7 @@ beforeAll(async () => {
     EXPLORER_URL: explorer,
     STAKE_URL: stake,
     CORS_ORIGINS: `https://explorer.example,${allowed}`,
+    CORS_ALLOW_HEADERS: 'X-App-Build',
     LIVE_POLL_MS: '50',
   });
   gateway = createGateway({ ...config, upstreamUrls: devnet.urls });
@@ -65,17 +67,17 @@ interface Outcome {
   failure?: string;
 }
 
-/** From a page of `origin`, what a frontend's fetch of the gateway gets. */
-async function callFrom(origin: string): Promise<Outcome> {
+/** From a page of `origin`, what a frontend's fetch of the gateway (with `headers` besides) gets. */
+async function callFrom(origin: string, headers: Record<string, string> = {}): Promise<Outcome> {
   const page: Page = await browser.newPage();
   try {
     await page.goto(origin);
     return await page.evaluate(
-      async ({ url, token }) => {
+      async ({ url, token, headers }) => {
         try {
           const res = await fetch(url, {
             method: 'POST',
-            headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+            headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, ...headers },
             body: JSON.stringify({ query: '{ failedTransactions(pageSize: 2) { nodes { hash } } }' }),
           });
           return { data: (await res.json()).data, requestId: res.headers.get('x-request-id') };
@@ -83,7 +85,7 @@ async function callFrom(origin: string): Promise<Outcome> {
           return { failure: String(error) };
         }
       },
-      { url: http.url, token: devnet.token },
+      { url: http.url, token: devnet.token, headers },
     );
   } finally {
     await page.close();
@@ -102,6 +104,39 @@ describe.runIf(hasChromium)('CORS in Chromium', () => {
     const explorerCalls = devnet.requests.filter((r) => r.service === 'explorer');
     expect(explorerCalls).toHaveLength(1);
     expect(explorerCalls[0]?.headers.authorization).toBe(`Bearer ${devnet.token}`);
+  });
+
+  it("lets a page of an allowed origin send Apollo Client's and Sentry's headers, and read the answer", {
+    timeout: 60_000,
+  }, async () => {
+    devnet.resetRecords();
+    // What `new ApolloClient({ name, version })` and Sentry's browser SDK add to every request.
+    const outcome = await callFrom(allowed, {
+      'apollographql-client-name': 'explorer-web',
+      'apollographql-client-version': '1.2.3',
+      'sentry-trace': '4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-1',
+      baggage: 'sentry-environment=production,sentry-public_key=abc',
+    });
+    expect(outcome.failure).toBeUndefined();
+    expect(outcome.data).toEqual({
+      failedTransactions: { nodes: [{ hash: expect.any(String) }, { hash: expect.any(String) }] },
+    });
+    expect(devnet.requests.filter((r) => r.service === 'explorer')).toHaveLength(1);
+  });
+
+  it('lets a page of an allowed origin send a header CORS_ALLOW_HEADERS adds, and no other', {
+    timeout: 60_000,
+  }, async () => {
+    devnet.resetRecords();
+    const added = await callFrom(allowed, { 'x-app-build': '2026.11.29' });
+    expect(added.failure).toBeUndefined();
+    expect(added.data).toEqual({
+      failedTransactions: { nodes: [{ hash: expect.any(String) }, { hash: expect.any(String) }] },
+    });
+    devnet.resetRecords();
+    const other = await callFrom(allowed, { 'x-not-allowed': '1' });
+    expect(other.failure).toMatch(/TypeError: Failed to fetch/);
+    expect(devnet.requests).toHaveLength(0);
   });
 
   it('keeps the answer from a page of any other origin', { timeout: 60_000 }, async () => {
@@ -165,6 +200,21 @@ describe.runIf(hasChromium)('CORS in Chromium', () => {
       expect(outcome).toBe('refused');
     } finally {
       await page.close();
+    }
+  });
+});
+
+describe('CORS_ALLOW_HEADERS', () => {
+  it('takes header names, lower-cased, and refuses to start on anything else, naming the variable', () => {
+    expect(loadConfig({ CORS_ALLOW_HEADERS: ' X-App-Build ,x-tenant' }).cors.allowHeaders).toEqual([
+      'x-app-build',
+      'x-tenant',
+    ]);
+    expect(loadConfig({}).cors.allowHeaders).toEqual([]);
+    for (const bad of ['x-app build', 'x-a,,x-b', 'x-app:1', 'x-é']) {
+      expect(() => loadConfig({ CORS_ALLOW_HEADERS: bad }), bad).toThrow(
+        /^CORS_ALLOW_HEADERS must list header names/,
+      );
     }
   });
 });

@@ -4,6 +4,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type Devnet, startDevnet } from '../../src/devnet/index.js';
 import { createGateway, type Gateway } from '../../src/gateway.js';
+import { MAX_CLIENT_LABELS } from '../../src/ops/metrics.js';
 import { listen, testSettings } from './helpers.js';
 
 /** Metrics, request logs, request ids and trace propagation, seen from outside. */
@@ -143,9 +144,10 @@ describe('request logs', () => {
       upstreamCalls: 1,
       errorCodes: [],
     });
+    // A field that wants a token the caller did not send: the caller's mistake, not the gateway's.
     expect(lines[1]).toMatchObject({
       operation: 'Contracts',
-      outcome: 'error',
+      outcome: 'invalid',
       upstreamCalls: 0,
       errorCodes: ['UNAUTHENTICATED'],
     });
@@ -186,7 +188,9 @@ describe('metrics', () => {
       const text = await res.text();
       const value = (pattern: RegExp) => sample(text, pattern);
       expect(value(/^graphql_requests_total\{operation="Stats",outcome="ok"\} (\d+)/m)).toBe(2);
-      expect(value(/^graphql_requests_total\{operation="Bad",outcome="error"\} (\d+)/m)).toBe(1);
+      // An argument its field refuses is the caller's mistake (outcome invalid), as a query that does
+      // not validate is: the availability SLI leaves both out.
+      expect(value(/^graphql_requests_total\{operation="Bad",outcome="invalid"\} (\d+)/m)).toBe(1);
       expect(value(/^graphql_errors_total\{code="BAD_USER_INPUT"\} (\d+)/m)).toBe(1);
       expect(value(/^graphql_request_duration_seconds_count\{operation="Stats"\} (\d+)/m)).toBe(2);
       // The first Stats reads the validator list page by page; the second finds it in the cache.
@@ -289,4 +293,109 @@ describe('a request the client abandons', () => {
       }
     });
   }
+});
+
+describe('the client a request names', () => {
+  // Apollo Client's headers (`new ApolloClient({ name, version })`), and Hive's convention.
+  const apollo = { 'apollographql-client-name': 'explorer-web', 'apollographql-client-version': '1.2.3' };
+  const clientRequests = (text: string, name: string, version: string, outcome: string) =>
+    sample(
+      text,
+      new RegExp(
+        `^graphql_client_requests_total\\{client_name="${name}",client_version="${version}",outcome="${outcome}"\\} (\\d+)`,
+        'm',
+      ),
+    );
+
+  it('labels its metrics and its log line, on both paths', async () => {
+    const own = createGateway({ ...testSettings(), upstreamUrls: devnet.urls });
+    const server = await listen(own);
+    try {
+      // The fast path (a JSON POST) and Yoga's (a GET), and one without a name.
+      await postTo(server.url, { query: 'query Stats { validatorStatistics { totalValidators } }' }, apollo);
+      await fetch(`${server.url}?query=${encodeURIComponent('query Stats { __typename }')}`, {
+        headers: { accept: 'application/json', 'x-graphql-csrf': '1', ...apollo },
+      });
+      await postTo(
+        server.url,
+        { query: '{ __typename }' },
+        {
+          'graphql-client-name': 'ops console',
+          'graphql-client-version': '7',
+        },
+      );
+      await postTo(server.url, { query: '{ __typename }' });
+      const text = await scrape(server.url);
+      expect(clientRequests(text, 'explorer-web', '1.2.3', 'ok')).toBe(2);
+      // Hive's headers too; a character outside [A-Za-z0-9._-] becomes `_`.
+      expect(clientRequests(text, 'ops_console', '7', 'ok')).toBe(1);
+      expect(clientRequests(text, 'unknown', 'unknown', 'ok')).toBe(1);
+      expect(text.match(/^graphql_client_requests_total\{/gm)).toHaveLength(3);
+    } finally {
+      await server.close();
+      await own.close();
+    }
+  });
+
+  it('writes them in its log line, sanitized and cut to 64 characters', async () => {
+    await post({ query: 'query Named { __typename }' }, { ...apollo, 'x-request-id': 'client-1' });
+    expect(await logLine((l) => l.requestId === 'client-1')).toMatchObject({
+      operation: 'Named',
+      clientName: 'explorer-web',
+      clientVersion: '1.2.3',
+    });
+    await fetch(`${http.url}?query=${encodeURIComponent('query Named { __typename }')}`, {
+      headers: { accept: 'application/json', 'x-graphql-csrf': '1', 'x-request-id': 'client-2', ...apollo },
+    });
+    expect(await logLine((l) => l.requestId === 'client-2')).toMatchObject({
+      clientName: 'explorer-web',
+      clientVersion: '1.2.3',
+    });
+    await post(
+      { query: '{ __typename }' },
+      { 'apollographql-client-name': `a\u00e9b<script>${'x'.repeat(100)}`, 'x-request-id': 'client-3' },
+    );
+    const long = await logLine((l) => l.requestId === 'client-3');
+    expect(long.clientName).toBe(`a_b_script_${'x'.repeat(53)}`);
+    expect(long.clientVersion).toBeUndefined();
+    await post({ query: '{ __typename }' }, { 'x-request-id': 'client-4' });
+    const none = await logLine((l) => l.requestId === 'client-4');
+    expect('clientName' in none).toBe(false);
+  });
+
+  it('keeps the labels of a flood of names within the cap, plus `other`', async () => {
+    const own = createGateway({ ...testSettings(), upstreamUrls: devnet.urls });
+    const server = await listen(own);
+    try {
+      for (let i = 0; i < 200; i++) {
+        const res = await postTo(
+          server.url,
+          { query: '{ __typename }' },
+          {
+            'apollographql-client-name': `flood-${i}`,
+            'apollographql-client-version': `${i}.0`,
+          },
+        );
+        expect(res.status).toBe(200);
+      }
+      const text = await scrape(server.url);
+      const series = [
+        ...text.matchAll(
+          /^graphql_client_requests_total\{client_name="([^"]*)",client_version="([^"]*)",outcome="ok"\} (\d+)/gm,
+        ),
+      ];
+      const names = new Set(series.map(([, name]) => name));
+      const versions = new Set(series.map(([, , version]) => version));
+      expect(names.size).toBe(MAX_CLIENT_LABELS + 1);
+      expect(versions.size).toBe(MAX_CLIENT_LABELS + 1);
+      expect(names.has('other')).toBe(true);
+      expect(names.has(`flood-${MAX_CLIENT_LABELS - 1}`)).toBe(true);
+      expect(names.has(`flood-${MAX_CLIENT_LABELS}`)).toBe(false);
+      expect(series.reduce((sum, [, , , n]) => sum + Number(n), 0)).toBe(200);
+      expect(clientRequests(text, 'other', 'other', 'ok')).toBe(200 - MAX_CLIENT_LABELS);
+    } finally {
+      await server.close();
+      await own.close();
+    }
+  });
 });

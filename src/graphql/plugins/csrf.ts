@@ -1,3 +1,4 @@
+import { createGraphQLError } from '@graphql-tools/utils';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import type { Plugin } from 'graphql-yoga';
 import { answerShapeOfText } from '../pipeline/shape.js';
@@ -10,10 +11,21 @@ import { type AdapterRequest, type HttpStagePlugin, withHttpStage } from '../rou
  * whose document's operation is a subscription, which is how a browser's EventSource subscribes (it
  * cannot set a header). Such a request only reads, and what it reads a page of another origin
  * cannot see (CORS). Anything the exception cannot prove (a query, a document that does not parse,
- * a document named only by its persisted hash) needs the header like any other request.
+ * a document named only by its persisted hash) needs the header like any other request, and its
+ * refusal (403, BAD_USER_INPUT) says which header to send.
  */
 
 const REQUEST_HEADERS = ['x-graphql-csrf', 'apollo-require-preflight'];
+
+/**
+ * Yoga's own refusal names no header; a frontend developer whose client sends its queries as GETs
+ * (urql's default) must learn from it what to send.
+ */
+export const CSRF_REFUSAL =
+  'CSRF prevention: send the header x-graphql-csrf: 1 (or apollo-require-preflight: true) with a GET, or use POST with content-type application/json.';
+
+const refused = () =>
+  createGraphQLError(CSRF_REFUSAL, { extensions: { http: { status: 403 }, code: 'BAD_USER_INPUT' } });
 
 /** The exception: an EventSource's subscription. */
 function exempt({ method, headers, params, shape }: AdapterRequest): boolean {
@@ -52,7 +64,7 @@ export function useCsrfPrevention(): HttpStagePlugin {
           shape: () => (query === undefined ? null : answerShapeOfText(query, operationName)),
         };
         if (exempt(sent)) return;
-        return prevention.onRequestParse(payload);
+        if (prevented(sent)) throw refused();
       },
     },
     {
