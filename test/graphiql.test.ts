@@ -1,11 +1,14 @@
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { type IncomingHttpHeaders, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { createGateway } from '../src/gateway.js';
 import { buildGraphiQLOptions, graphiqlPageOptions } from '../src/graphql/graphiql.js';
+import { listen } from './gateway/helpers.js';
 
 /**
  * GraphiQL's tabs (src/graphiql.ts): a welcome tab, then one per operation of operations/,
@@ -114,6 +117,72 @@ describe('GraphiQL tabs', () => {
         OPERATIONS.map(() => '{}'),
       );
     } finally {
+      await gateway.close();
+    }
+  });
+});
+
+/** A GET of `url` over a real socket, its body as the bytes sent (fetch would decode them). */
+function rawGet(
+  url: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    request(url, { headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+      );
+      res.on('error', reject);
+    })
+      .on('error', reject)
+      .end();
+  });
+}
+
+describe('the GraphiQL page', () => {
+  it('is sent compressed as the browser accepts, with an entity tag, and 304 while unchanged', async () => {
+    const gateway = createGateway({
+      ...loadConfig({}),
+      upstreamUrls: {
+        scan: 'http://127.0.0.1:9',
+        explorer: 'http://127.0.0.1:9',
+        stake: 'http://127.0.0.1:9',
+      },
+    });
+    const http = await listen(gateway);
+    try {
+      const page = (encoding: string, extra: Record<string, string> = {}) =>
+        rawGet(http.url, { accept: 'text/html', 'accept-encoding': encoding, ...extra });
+      const identity = await page('identity');
+      const gzip = await page('gzip, deflate');
+      const br = await page('gzip, deflate, br, zstd');
+      expect([identity.status, gzip.status, br.status]).toEqual([200, 200, 200]);
+      expect(identity.body.toString()).toContain('<title>Chain gateway</title>');
+      expect(identity.headers['content-encoding']).toBeUndefined();
+      expect(gzip.headers['content-encoding']).toBe('gzip');
+      expect(br.headers['content-encoding']).toBe('br');
+      expect(gunzipSync(gzip.body).equals(identity.body)).toBe(true);
+      expect(brotliDecompressSync(br.body).equals(identity.body)).toBe(true);
+      expect(gzip.body.length).toBeLessThan(identity.body.length / 3);
+      // One page, one tag, whatever its encoding; revalidated on every load, never stale.
+      const etag = identity.headers.etag as string;
+      expect(etag).toMatch(/^W\/"[\w-]{20,}"$/);
+      for (const answer of [identity, gzip, br]) {
+        expect(answer.headers.etag).toBe(etag);
+        expect(answer.headers['cache-control']).toBe('no-cache');
+        expect(answer.headers.vary).toBe('origin, accept, accept-encoding');
+      }
+      const again = await page('gzip, deflate, br', { 'if-none-match': etag });
+      expect(again.status).toBe(304);
+      expect(again.body.length).toBe(0);
+      expect(again.headers.etag).toBe(etag);
+      const stale = await page('gzip', { 'if-none-match': 'W/"another"' });
+      expect(stale.status).toBe(200);
+      expect(stale.body.equals(gzip.body)).toBe(true);
+    } finally {
+      await http.close();
       await gateway.close();
     }
   });

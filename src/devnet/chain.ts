@@ -1,4 +1,11 @@
-import { type DevnetData, FAILURES, iso, TX_TYPES, VALIDATOR_STATUS, type ValidatorRecord } from './data.js';
+import {
+  blockTimeAt,
+  type DevnetData,
+  drawBlock,
+  iso,
+  VALIDATOR_STATUS,
+  type ValidatorRecord,
+} from './data.js';
 import { Rng } from './random.js';
 
 /**
@@ -7,13 +14,13 @@ import { Rng } from './random.js';
  * or down, one is jailed or unjailed, a commission changes), with the statistics following. The
  * generated data is extended in place, so every service sees the new state on its next request.
  *
- * Deterministic for a seed and a number of advances: the moves come from a generator of their own,
- * seeded from the chain's seed, and times from the previous block's, never from the clock.
+ * Deterministic: a new block is the one the chain makes at its height whenever it is made (data.ts,
+ * `drawBlock`), at the time the chain's clock gives it; the moves at a height come from a generator
+ * seeded from the chain's seed and that height.
  */
 
-/** Chance that a transaction of a new block fails: enough for a failure every few blocks. */
-const LIVE_FAILURE_RATE = 0.04;
-const BLOCK_INTERVAL_S = { min: 5, max: 7 };
+/** The most blocks one step towards the clock appends: a machine that slept catches up in steps. */
+const MAX_STEP = 1_000;
 
 /** What one advance added and changed. */
 export interface Advance {
@@ -55,7 +62,7 @@ class Batch {
   private txCount: number;
 
   constructor(private readonly data: DevnetData) {
-    this.lastTime = data.blocks.time[data.blocks.count - 1] as number;
+    this.lastTime = data.blocks.time[data.blocks.time.length - 1] as number;
     this.nextHeight = data.blocks.count + 1;
     this.txCount = data.txs.count;
   }
@@ -95,10 +102,12 @@ class Batch {
 }
 
 export class DevnetChain {
-  private readonly rng: Rng;
+  constructor(private readonly data: DevnetData) {}
 
-  constructor(private readonly data: DevnetData) {
-    this.rng = new Rng(`${data.seed}:advance`);
+  /** Appends the blocks up to `height` (at most MAX_STEP at once); none when the head is there already. */
+  advanceTo(height: number): Advance {
+    const behind = Math.min(height - this.data.blocks.count, MAX_STEP);
+    return behind > 0 ? this.advance(behind) : { heights: [], failedTxs: [], validators: [] };
   }
 
   /** Appends `blocks` blocks, moving the validator set along with each. */
@@ -106,11 +115,12 @@ export class DevnetChain {
     const advance: Advance = { heights: [], failedTxs: [], validators: [] };
     const batch = new Batch(this.data);
     for (let i = 0; i < blocks; i++) {
+      const height = batch.nextHeight;
       this.appendBlock(batch, advance);
       // Every block moves the list (its proposer's count, as on a live chain); only some move
       // what makes a validator's event (advance.validators).
       this.data.validatorRevision++;
-      const moved = this.moveValidators(batch.lastTime);
+      const moved = this.moveValidators(new Rng(`${this.data.seed}:moves:${height}`), batch.lastTime);
       if (moved.length > 0) {
         advance.validators.push(...moved.filter((v) => !advance.validators.includes(v)));
         this.refreshStatistics(batch.lastTime);
@@ -120,48 +130,25 @@ export class DevnetChain {
     return advance;
   }
 
-  /** A validator, in proportion to its voting power, among those bonded and not jailed. */
-  private proposer(): number {
-    const { validators } = this.data;
-    const active = validators.flatMap((v, i) =>
-      v.status === VALIDATOR_STATUS.bonded && !v.jailed ? [{ i, power: Number(v.tokens) }] : [],
-    );
-    let target = this.rng.next() * active.reduce((sum, v) => sum + v.power, 0);
-    for (const { i, power } of active) {
-      target -= power;
-      if (target < 0) return i;
-    }
-    return active.at(-1)?.i ?? 0;
-  }
-
   private appendBlock(batch: Batch, advance: Advance): void {
-    const { txs, addresses, contracts } = this.data;
-    const rng = this.rng;
+    const { txs, addresses, contracts, validators } = this.data;
     const height = batch.nextHeight;
-    const time = batch.lastTime + rng.int(BLOCK_INTERVAL_S.min, BLOCK_INTERVAL_S.max);
-    const count = rng.int(0, 11);
-    const accounts = addresses.length - contracts.length;
-    const proposer = this.proposer();
-    batch.block(time, count, proposer);
-    const record = this.data.validators[proposer];
+    const block = drawBlock(this.data.seed, height, addresses.length - contracts.length, this.data.proposers);
+    batch.block(blockTimeAt(this.data.clock, height), block.txs.length, block.proposer);
+    const record = validators[block.proposer];
     if (record) record.proposed = String(Number(record.proposed) + 1);
-    for (let k = 0; k < count; k++) {
-      const hash = `0x${rng.hex(64)}`;
-      txs.hash.push(hash);
-      const initiator = rng.int(0, accounts - 1);
-      const type = rng.int(0, TX_TYPES.length - 1);
-      const failed = rng.chance(LIVE_FAILURE_RATE);
-      batch.tx(height, k, initiator, type, failed ? rng.int(1, FAILURES.length) : 0);
-      if (failed) advance.failedTxs.push(hash);
-    }
-    this.data.blocks.hash.push(`0x${rng.hex(64)}`);
+    block.txs.forEach((tx, k) => {
+      txs.hash.push(tx.hash);
+      batch.tx(height, k, tx.initiator, tx.type, tx.failure);
+      if (tx.failure > 0) advance.failedTxs.push(tx.hash);
+    });
+    this.data.blocks.hash.push(block.hash);
     advance.heights.push(height);
   }
 
   /** Moves the validator set by one block: the operator addresses of those that changed. */
-  private moveValidators(blockTime: number): string[] {
+  private moveValidators(rng: Rng, blockTime: number): string[] {
     const { validators } = this.data;
-    const rng = this.rng;
     const changed: ValidatorRecord[] = [];
     const at = iso(blockTime * 1000);
     // Half the blocks see a delegation or an undelegation of 0.1 to 2 % of a validator's tokens.

@@ -2,15 +2,22 @@ import { encodeBech32 } from '../lib/address.js';
 import { Rng } from './random.js';
 
 /**
- * The devnet's chain, generated deterministically from a seed and an anchor time.
- * Blocks and transactions live in typed columns (a small chain is still 100k+ rows);
- * validators, delegations, contracts and rounds are kept in upstream-api.md's snake_case REST
- * shape, which the `spec` dialect serves as it is; dialect.ts renders them for the `kratos` one.
+ * The devnet's chain, generated deterministically from a seed, a clock and an anchor time.
+ * A block is a function of the seed and its height alone (its time, of the chain's clock): the
+ * same height is the same block whenever the devnet generates it, so a chain whose head follows
+ * the clock goes on across restarts. The devnet holds the last WINDOW blocks up to the head, as a
+ * pruned node does. Blocks and transactions live in typed columns (a small chain is still 100k+
+ * rows); validators, delegations, contracts and rounds are kept in upstream-api.md's snake_case
+ * REST shape, which the `spec` dialect serves as it is; dialect.ts renders them for the `kratos` one.
  */
 
 const DENOM = 'ustake';
-/** Seconds between blocks on average. */
-const BLOCK_INTERVAL_S = 6;
+/** Milliseconds between blocks of a chain that stands still, and of one that moves unless told. */
+export const DEFAULT_BLOCK_MS = 6_000;
+/** Blocks held: the last ones up to the head. */
+const WINDOW = 20_000;
+/** Chance that a transaction fails: a failure every twenty blocks or so, for the live views to show. */
+const FAILURE_RATE = 0.01;
 
 export const TX_TYPES = [
   'transfer',
@@ -138,8 +145,10 @@ export interface BuybackRoundRecord {
 }
 
 export interface Blocks {
-  /** Number of blocks; heights run from 1 to count. Index i holds height i + 1. */
+  /** The head's height: the chain has made `count` blocks since genesis. */
   count: number;
+  /** The lowest height held (1 unless the chain is longer than the window). Index i holds height first + i. */
+  first: number;
   hash: string[];
   /** Unix seconds. */
   time: Float64Array;
@@ -162,8 +171,76 @@ export interface Transactions {
   failure: Uint8Array;
 }
 
+/**
+ * When the chain makes its blocks: block h at genesisMs + h × blockMs, its time in whole seconds.
+ * The same genesis and interval give a height the same time on every start.
+ */
+export interface ChainClock {
+  genesisMs: number;
+  blockMs: number;
+}
+
+/** Block `height`'s time (Unix seconds). */
+export const blockTimeAt = (clock: ChainClock, height: number): number =>
+  Math.floor((clock.genesisMs + height * clock.blockMs) / 1000);
+
+/** The height the clock has reached at `nowMs`. */
+export const headAt = (clock: ChainClock, nowMs: number): number =>
+  Math.floor((nowMs - clock.genesisMs) / clock.blockMs);
+
+/** Where block `height` sits in the columns of `blocks`. */
+export const blockIndex = (blocks: Blocks, height: number): number => height - blocks.first;
+
+/**
+ * Who proposes blocks: the validators bonded at genesis, each in proportion to its stake then (a
+ * block's proposer is part of the block, so it cannot follow the set as it moves since a start).
+ */
+export interface Proposers {
+  validators: Int32Array;
+  /** Running totals of their stake, in the same order. */
+  cumulative: Float64Array;
+}
+
+/** One block as the chain makes it: a function of the seed and the height alone. */
+export interface BlockDraw {
+  hash: string;
+  /** Index into `validators`. */
+  proposer: number;
+  txs: { hash: string; initiator: number; type: number; failure: number }[];
+}
+
+/** Block `height` of the chain of `seed`, whose transactions come from its first `accounts` addresses. */
+export function drawBlock(seed: string, height: number, accounts: number, proposers: Proposers): BlockDraw {
+  const rng = new Rng(`${seed}:block:${height}`);
+  const hash = `0x${rng.hex(64)}`;
+  const { validators, cumulative } = proposers;
+  const target = rng.next() * (cumulative[cumulative.length - 1] ?? 0);
+  let lo = 0;
+  let hi = cumulative.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if ((cumulative[mid] as number) > target) hi = mid;
+    else lo = mid + 1;
+  }
+  const txs: BlockDraw['txs'] = [];
+  for (let k = rng.int(0, 11); k > 0; k--) {
+    const failed = rng.chance(FAILURE_RATE);
+    txs.push({
+      hash: `0x${rng.hex(64)}`,
+      initiator: rng.int(0, accounts - 1),
+      type: rng.int(0, TX_TYPES.length - 1),
+      failure: failed ? rng.int(1, FAILURES.length) : 0,
+    });
+  }
+  return { hash, proposer: validators[lo] ?? 0, txs };
+}
+
 export interface DevnetData {
   seed: string;
+  /** When the chain makes its blocks. */
+  clock: ChainClock;
+  /** Who proposes them. */
+  proposers: Proposers;
   /** Anchor time (ms since epoch) the chain was generated against; the last block is just before it. */
   generatedAt: number;
   blocks: Blocks;
@@ -184,6 +261,12 @@ export interface DevnetData {
 export interface GenerateOptions {
   seed: string;
   now: number;
+  /**
+   * When the chain makes its blocks: its head is the height the clock reached at `now` (at least
+   * `blocks`). Unset: DEFAULT_BLOCK_MS apart, the head (height `blocks`) 3 s before `now`.
+   */
+  clock?: ChainClock;
+  /** Blocks held, up to the head (WINDOW unless told). */
   blocks?: number;
   accounts?: number;
   validators?: number;
@@ -294,7 +377,12 @@ const ROUND_MAX_TOKENS = 500n;
 export function generate(options: GenerateOptions): DevnetData {
   const rng = new Rng(options.seed);
   const nowS = Math.floor(options.now / 1000);
-  const blockCount = options.blocks ?? 20_000;
+  const blockCount = options.blocks ?? WINDOW;
+  const clock = options.clock ?? {
+    genesisMs: options.now - 3_000 - blockCount * DEFAULT_BLOCK_MS,
+    blockMs: DEFAULT_BLOCK_MS,
+  };
+  const head = Math.max(blockCount, headAt(clock, options.now));
   const accountCount = options.accounts ?? 5_000;
   const validatorCount = options.validators ?? 160;
   const delegatorCount = options.delegators ?? 2_000;
@@ -418,74 +506,23 @@ export function generate(options: GenerateOptions): DevnetData {
 
   // Blocks: proposers drawn from the bonded set, weighted by voting power.
   const active = validators.flatMap((v, i) => (v.status === VALIDATOR_STATUS.bonded && !v.jailed ? [i] : []));
-  const cumulative: number[] = [];
-  let power = 0;
-  for (const i of active) {
-    power += Number(tokens[i]);
-    cumulative.push(power);
-  }
-  const drawProposer = (): number => {
-    const target = rng.next() * power;
-    let lo = 0;
-    let hi = cumulative.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if ((cumulative[mid] as number) > target) hi = mid;
-      else lo = mid + 1;
-    }
-    return active[lo] as number;
-  };
-
-  const blocks: Blocks = {
-    count: blockCount,
-    hash: new Array<string>(blockCount),
-    time: new Float64Array(blockCount),
-    firstTx: new Int32Array(blockCount),
-    txCount: new Int32Array(blockCount),
-    proposer: new Int32Array(blockCount),
-  };
-  const perBlock = new Int32Array(blockCount);
-  let txTotal = 0;
-  for (let i = 0; i < blockCount; i++) {
-    perBlock[i] = rng.int(0, 11);
-    txTotal += perBlock[i] as number;
-  }
-  let t = nowS - 3;
-  for (let i = blockCount - 1; i >= 0; i--) {
-    blocks.time[i] = t;
-    t -= rng.int(BLOCK_INTERVAL_S - 1, BLOCK_INTERVAL_S + 1);
-  }
-  const txs: Transactions = {
-    count: txTotal,
-    hash: new Array<string>(txTotal),
-    height: new Int32Array(txTotal),
-    actionIndex: new Int32Array(txTotal),
-    initiator: new Int32Array(txTotal),
-    type: new Uint8Array(txTotal),
-    failure: new Uint8Array(txTotal),
-  };
-  let tx = 0;
-  for (let i = 0; i < blockCount; i++) {
-    blocks.hash[i] = `0x${rng.hex(64)}`;
-    blocks.proposer[i] = drawProposer();
-    blocks.firstTx[i] = tx;
-    blocks.txCount[i] = perBlock[i] as number;
-    for (let k = 0; k < (perBlock[i] as number); k++, tx++) {
-      txs.hash[tx] = `0x${rng.hex(64)}`;
-      txs.height[tx] = i + 1;
-      txs.actionIndex[tx] = k;
-      txs.initiator[tx] = rng.int(0, accountCount - 1);
-      txs.type[tx] = rng.int(0, TX_TYPES.length - 1);
-      txs.failure[tx] = rng.chance(0.005) ? rng.int(1, FAILURES.length) : 0;
-    }
-  }
+  const proposers = proposerTable(active, tokens);
+  const { blocks, txs } = generateBlocks(
+    options.seed,
+    head - blockCount + 1,
+    head,
+    accountCount,
+    proposers,
+    clock,
+  );
+  const txTotal = txs.count;
 
   // Liveness statistics derived from the blocks each validator proposed.
   const proposed = new Array<number>(validatorCount).fill(0);
   for (let i = 0; i < blockCount; i++)
     proposed[blocks.proposer[i] as number] = (proposed[blocks.proposer[i] as number] as number) + 1;
   const dayAgo = nowS - 86_400;
-  const firstHeightToday = blocks.time.findIndex((s) => s >= dayAgo) + 1;
+  const firstHeightToday = blocks.time.findIndex((s) => s >= dayAgo) + blocks.first;
   let slashingToday = 0;
   const timestamp = iso(nowS * 1000);
   validators.forEach((v, i) => {
@@ -499,14 +536,14 @@ export function generate(options: GenerateOptions): DevnetData {
     v.uptimes = Array.from({ length: 7 }, () => (bonded ? 99 + rng.next() : 70 + rng.next() * 29).toFixed(2));
     v.timestamp = timestamp;
     if (slashed[i]) {
-      const height = rng.int(1, blockCount);
+      const height = blocks.first + rng.int(0, blockCount - 1);
       if (height >= firstHeightToday) slashingToday++;
       v.slashing_events = [`${v.jailed ? 'downtime' : 'double_sign'} at height ${height}`];
     }
     if (v.status !== VALIDATOR_STATUS.bonded) {
-      const height = rng.int(Math.floor(blockCount / 2), blockCount);
+      const height = blocks.first + rng.int(Math.floor(blockCount / 2), blockCount - 1);
       v.unbonding_height = String(height);
-      v.unbonding_time = iso(((blocks.time[height - 1] as number) + 21 * 86_400) * 1000);
+      v.unbonding_time = iso(((blocks.time[blockIndex(blocks, height)] as number) + 21 * 86_400) * 1000);
     }
     v.outstanding_rewards = [
       {
@@ -548,7 +585,7 @@ export function generate(options: GenerateOptions): DevnetData {
       verified: rng.chance(0.8),
       deployer: addresses[rng.int(0, accountCount - 1)] as string,
       creation_tx_hash: txs.hash[txIndex] as string,
-      created_at: iso((blocks.time[(txs.height[txIndex] as number) - 1] as number) * 1000),
+      created_at: iso((blocks.time[blockIndex(blocks, txs.height[txIndex] as number)] as number) * 1000),
     });
   }
   contracts.sort((a, b) => (a.address < b.address ? -1 : 1));
@@ -600,6 +637,8 @@ export function generate(options: GenerateOptions): DevnetData {
 
   return {
     seed: options.seed,
+    clock,
+    proposers,
     generatedAt: options.now,
     blocks,
     txs,
@@ -611,4 +650,70 @@ export function generate(options: GenerateOptions): DevnetData {
     contracts,
     rounds,
   };
+}
+
+/** The bonded validators `active` and their stake as running totals (see Proposers). */
+function proposerTable(active: number[], tokens: bigint[]): Proposers {
+  const cumulative = new Float64Array(active.length);
+  let power = 0;
+  active.forEach((i, k) => {
+    power += Number(tokens[i]);
+    cumulative[k] = power;
+  });
+  return { validators: Int32Array.from(active), cumulative };
+}
+
+/** Blocks `first` to `head` and their transactions, in columns. */
+function generateBlocks(
+  seed: string,
+  first: number,
+  head: number,
+  accounts: number,
+  proposers: Proposers,
+  clock: ChainClock,
+): { blocks: Blocks; txs: Transactions } {
+  const count = head - first + 1;
+  const draws: BlockDraw[] = [];
+  let txTotal = 0;
+  for (let height = first; height <= head; height++) {
+    const draw = drawBlock(seed, height, accounts, proposers);
+    draws.push(draw);
+    txTotal += draw.txs.length;
+  }
+  const blocks: Blocks = {
+    count: head,
+    first,
+    hash: new Array<string>(count),
+    time: new Float64Array(count),
+    firstTx: new Int32Array(count),
+    txCount: new Int32Array(count),
+    proposer: new Int32Array(count),
+  };
+  const txs: Transactions = {
+    count: txTotal,
+    hash: new Array<string>(txTotal),
+    height: new Int32Array(txTotal),
+    actionIndex: new Int32Array(txTotal),
+    initiator: new Int32Array(txTotal),
+    type: new Uint8Array(txTotal),
+    failure: new Uint8Array(txTotal),
+  };
+  let tx = 0;
+  draws.forEach((draw, i) => {
+    blocks.hash[i] = draw.hash;
+    blocks.time[i] = blockTimeAt(clock, first + i);
+    blocks.proposer[i] = draw.proposer;
+    blocks.firstTx[i] = tx;
+    blocks.txCount[i] = draw.txs.length;
+    draw.txs.forEach((t, k) => {
+      txs.hash[tx] = t.hash;
+      txs.height[tx] = first + i;
+      txs.actionIndex[tx] = k;
+      txs.initiator[tx] = t.initiator;
+      txs.type[tx] = t.type;
+      txs.failure[tx] = t.failure;
+      tx++;
+    });
+  });
+  return { blocks, txs };
 }

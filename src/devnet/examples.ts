@@ -14,7 +14,7 @@ export function exampleVariables(data: DevnetData): Record<string, Record<string
   return {
     SearchBox: { query: (txs.hash[0] as string).slice(0, 8) },
     ExactSearch: { query: txs.hash[0] },
-    BlockPage: { height: busiest + 1 },
+    BlockPage: { height: blocks.first + busiest },
     TransactionPage: { hash: txs.hash[0] },
     ValidatorTable: { page: 1, pageSize: 25 },
     DelegatorPortfolio: { delegator, first: 20 },

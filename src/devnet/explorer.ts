@@ -1,5 +1,5 @@
 import { type DevnetTokens, requireBearer } from './auth.js';
-import { type DevnetData, FAILURES, TX_MESSAGE_TYPES, TX_TYPES } from './data.js';
+import { blockIndex, type DevnetData, FAILURES, TX_MESSAGE_TYPES, TX_TYPES } from './data.js';
 import type { Dialect, FailedTx } from './dialect.js';
 import { type DevnetRequest, HttpError } from './http.js';
 import { afterKey, PAGINATION_PARAMS, pageRequest, paginate, requiredParam } from './params.js';
@@ -34,7 +34,7 @@ function failedTxFacts(data: DevnetData, i: number): FailedTx {
     hash: txs.hash[i] as string,
     height: txs.height[i] as number,
     actionIndex: txs.actionIndex[i] as number,
-    time: blocks.time[(txs.height[i] as number) - 1] as number,
+    time: blocks.time[blockIndex(blocks, txs.height[i] as number)] as number,
     initiator: data.addresses[initiator] as string,
     type,
     messageType: TX_MESSAGE_TYPES[type],
@@ -63,7 +63,7 @@ export function createExplorerRoutes(
     if (added.length > 0) failed = [...added, ...failed];
     listed = txs.count;
   };
-  const blockTime = (tx: number) => blocks.time[(txs.height[tx] as number) - 1] as number;
+  const blockTime = (tx: number) => blocks.time[blockIndex(blocks, txs.height[tx] as number)] as number;
   const failedTx = (i: number) => failedTxFacts(data, i);
 
   const contractsBySymbol = ({ query, headers }: DevnetRequest) => {

@@ -1,9 +1,9 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { DevnetDialect } from '../config.js';
+import { DEVNET_PORT_VARIABLES, type DevnetDialect, listenError } from '../config.js';
 import { DevnetTokens } from './auth.js';
 import { type Advance, DevnetChain } from './chain.js';
-import { type DevnetData, generate } from './data.js';
+import { type ChainClock, DEFAULT_BLOCK_MS, type DevnetData, generate, headAt } from './data.js';
 import { createDialect, type Dialect, type DialectOptions } from './dialect.js';
 import { createExplorerRoutes } from './explorer.js';
 import { createService, HttpError, type RecordedRequest } from './http.js';
@@ -21,6 +21,13 @@ export interface DevnetOptions {
   ports?: { scan?: number; explorer?: number; stake?: number };
   /** The devnet's clock; the chain is generated to end just before its first reading. */
   now?: () => number;
+  /**
+   * The chain's genesis (ms since the epoch): its head is the height the clock has reached since,
+   * one block every `blockIntervalMs`, so that a chain started again goes on where the clock is,
+   * the same block at the same height. DEVNET_GENESIS for a chain that moves by itself
+   * (`blockIntervalMs` > 0); unset for one that stands still: its 20,000th block 3 s before now.
+   */
+  genesis?: number;
   /** Added to every response, to simulate distant upstreams. */
   latencyMs?: number;
   /** Keep every request in `requests`, for tests that check what reached the upstreams. */
@@ -36,7 +43,10 @@ export interface DevnetOptions {
   explorerSuccessCode?: number;
   /** The staking and explorer services' bech32 account prefix; default `biya` (spec), `byb` (kratos). */
   bech32Prefix?: string;
-  /** A new block every so many ms (DEVNET_BLOCK_MS); 0 (the default here): only on `advance()`. */
+  /**
+   * A new block every so many ms (DEVNET_BLOCK_MS), as the clock reaches its height; 0 (the default
+   * here): only on `advance()`.
+   */
   blockIntervalMs?: number;
   /** Bearer tokens accepted besides `token` (tests of several callers). */
   extraTokens?: readonly string[];
@@ -82,11 +92,14 @@ export interface Devnet {
 }
 
 const DEFAULT_DEVNET_SEED = 'devnet';
+/** The genesis of a devnet's chain that moves by itself (see DevnetOptions.genesis). */
+export const DEVNET_GENESIS = Date.UTC(2026, 0, 1);
 const DEFAULT_DEVNET_TOKEN = 'devnet-token';
 
-const listen = (server: Server, port: number, host: string) =>
+/** Listens on host:port; a port already taken rejects naming its variable (SCAN_PORT…). */
+const listen = (server: Server, port: number, host: string, service: keyof typeof DEVNET_PORT_VARIABLES) =>
   new Promise<string>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (error) => reject(listenError(DEVNET_PORT_VARIABLES[service], host, port, error)));
     server.listen(port, host, () => {
       const { port: actual } = server.address() as AddressInfo;
       resolve(`http://${host.includes(':') ? `[${host}]` : host}:${actual}`);
@@ -157,6 +170,32 @@ function createServices({ data, chain, tokens, now, dialect, controls, onRequest
   };
 }
 
+/** The chain's clock: on a genesis when there is one (see DevnetOptions.genesis), else anchored at now. */
+function chainClock({ genesis, blockIntervalMs }: DevnetOptions): { clock?: ChainClock } {
+  const genesisMs = genesis ?? (blockIntervalMs ? DEVNET_GENESIS : undefined);
+  return genesisMs === undefined
+    ? {}
+    : { clock: { genesisMs, blockMs: blockIntervalMs || DEFAULT_BLOCK_MS } };
+}
+
+/**
+ * A chain that moves by itself: at each height the clock reaches, the blocks up to it are appended
+ * (after a sleep, in steps of DevnetChain's most).
+ */
+function tick(chain: DevnetChain, clock: ChainClock, now: () => number): { stop(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  const schedule = () => {
+    const next = clock.genesisMs + (headAt(clock, now()) + 1) * clock.blockMs;
+    timer = setTimeout(step, Math.max(0, next - now())).unref();
+  };
+  const step = () => {
+    chain.advanceTo(headAt(clock, now()));
+    schedule();
+  };
+  schedule();
+  return { stop: () => clearTimeout(timer) };
+}
+
 /** Generates the chain and starts the three services, each on its own origin as in production. */
 export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> {
   const now = options.now ?? Date.now;
@@ -168,7 +207,7 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
     explorerSuccessCode: options.explorerSuccessCode,
     bech32Prefix: options.bech32Prefix,
   });
-  const data = generate({ seed: options.seed ?? DEFAULT_DEVNET_SEED, now: now() });
+  const data = generate({ seed: options.seed ?? DEFAULT_DEVNET_SEED, now: now(), ...chainClock(options) });
   const chain = new DevnetChain(data);
   const tokens = new DevnetTokens([token, ...(options.extraTokens ?? [])]);
   const counts = { scan: 0, explorer: 0, stake: 0 };
@@ -184,14 +223,12 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
   };
   const services = createServices({ data, chain, tokens, now, dialect, controls, onRequest });
   const servers = Object.values(services);
-  const ticking = options.blockIntervalMs
-    ? setInterval(() => chain.advance(1), options.blockIntervalMs).unref()
-    : undefined;
+  const ticking = options.blockIntervalMs ? tick(chain, data.clock, now) : undefined;
   try {
     const [scanUrl, explorerUrl, stakeUrl] = await Promise.all([
-      listen(services.scan, options.ports?.scan ?? 0, host),
-      listen(services.explorer, options.ports?.explorer ?? 0, host),
-      listen(services.stake, options.ports?.stake ?? 0, host),
+      listen(services.scan, options.ports?.scan ?? 0, host, 'scan'),
+      listen(services.explorer, options.ports?.explorer ?? 0, host, 'explorer'),
+      listen(services.stake, options.ports?.stake ?? 0, host, 'stake'),
     ]);
     return {
       data,
@@ -227,12 +264,12 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
       grantToken: (t) => tokens.grant(t),
       revokeToken: (t) => tokens.revoke(t),
       close: async () => {
-        clearInterval(ticking);
+        ticking?.stop();
         await Promise.all(servers.map(close));
       },
     };
   } catch (error) {
-    clearInterval(ticking);
+    ticking?.stop();
     await Promise.all(servers.filter((s) => s.listening).map(close));
     throw error;
   }

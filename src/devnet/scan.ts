@@ -1,5 +1,4 @@
-import type { DevnetData } from './data.js';
-import { TX_TYPES } from './data.js';
+import { blockIndex, type DevnetData, TX_TYPES } from './data.js';
 import { HttpError, type Reply } from './http.js';
 import { allowOnly } from './params.js';
 import { SortedIndex } from './sorted-index.js';
@@ -50,19 +49,24 @@ class SearchIndex {
     this.txIndex = new SortedIndex(data.txs.hash);
     this.blockIndex = new SortedIndex(data.blocks.hash);
     this.addressIndex = new SortedIndex(data.addresses);
-    this.indexed = { blocks: data.blocks.count, txs: data.txs.count };
+    this.indexed = { blocks: data.blocks.hash.length, txs: data.txs.count };
   }
 
   /** Indexes the blocks and transactions added since the last search. */
   private sync(): void {
     const { blocks, txs } = this.data;
-    this.blockIndex.addAll(blocks.hash.slice(this.indexed.blocks, blocks.count), this.indexed.blocks);
+    this.blockIndex.addAll(blocks.hash.slice(this.indexed.blocks), this.indexed.blocks);
     this.txIndex.addAll(txs.hash.slice(this.indexed.txs, txs.count), this.indexed.txs);
-    this.indexed = { blocks: blocks.count, txs: txs.count };
+    this.indexed = { blocks: blocks.hash.length, txs: txs.count };
   }
 
   private get maxHeight(): number {
     return this.data.blocks.count;
+  }
+
+  /** The lowest height held: those below are pruned, as on a node that keeps the last blocks. */
+  private get minHeight(): number {
+    return this.data.blocks.first;
   }
 
   txSuggestion(i: number) {
@@ -71,7 +75,7 @@ class SearchIndex {
       hash: txs.hash[i] as string,
       blockHeight: txs.height[i] as number,
       blockActionIndex: txs.actionIndex[i] as number,
-      blockTime: blocks.time[(txs.height[i] as number) - 1] as number,
+      blockTime: blocks.time[blockIndex(blocks, txs.height[i] as number)] as number,
       initiator: addresses[txs.initiator[i] as number] as string,
       type: TX_TYPES[txs.type[i] as number] as string,
     };
@@ -79,29 +83,33 @@ class SearchIndex {
 
   blockSuggestion(height: number) {
     const { blocks, validators } = this.data;
+    const i = blockIndex(blocks, height);
     return {
       height,
-      hash: blocks.hash[height - 1] as string,
-      blockTime: blocks.time[height - 1] as number,
-      transactionCount: blocks.txCount[height - 1] as number,
+      hash: blocks.hash[i] as string,
+      blockTime: blocks.time[i] as number,
+      transactionCount: blocks.txCount[i] as number,
       // The tip block may still receive actions; every earlier block is final.
       actionCountComplete: height < this.maxHeight,
-      proposer: validators[blocks.proposer[height - 1] as number]?.consensus_address as string,
+      proposer: validators[blocks.proposer[i] as number]?.consensus_address as string,
     };
   }
 
-  /** Heights whose decimal text starts with `digits`: the count, and the highest `limit` (exact first). */
+  /** Heights held whose decimal text starts with `digits`: the count, and the highest `limit` (exact first). */
   heightsByPrefix(digits: string): { count: number; heights: number[] } {
-    const maxHeight = this.maxHeight;
+    const { maxHeight, minHeight } = this;
     if (digits.startsWith('0') || digits.length > String(maxHeight).length) return { count: 0, heights: [] };
     const p = Number(digits);
     const ranges: [number, number][] = [];
     for (let scale = 1; p * scale <= maxHeight; scale *= 10) {
-      ranges.push([p * scale, Math.min((p + 1) * scale - 1, maxHeight)]);
+      const lo = Math.max(p * scale, minHeight);
+      const hi = Math.min((p + 1) * scale - 1, maxHeight);
+      if (lo <= hi) ranges.push([lo, hi]);
     }
     const count = ranges.reduce((n, [lo, hi]) => n + hi - lo + 1, 0);
-    const heights = ranges.length > 0 ? [p] : [];
-    for (let r = ranges.length - 1; r >= 1 && heights.length < MAX_SUGGESTIONS; r--) {
+    const exact = p >= minHeight && p <= maxHeight;
+    const heights = exact ? [p] : [];
+    for (let r = ranges.length - 1; r >= (exact ? 1 : 0) && heights.length < MAX_SUGGESTIONS; r--) {
       const [lo, hi] = ranges[r] as [number, number];
       for (let h = hi; h >= lo && heights.length < MAX_SUGGESTIONS; h--) heights.push(h);
     }
@@ -131,7 +139,7 @@ class SearchIndex {
       counts.blocks = b.count;
       counts.addresses = a.count;
       for (const i of t.ids) transactions.push(this.txSuggestion(i));
-      for (const i of b.ids) blockHits.push(this.blockSuggestion(i + 1));
+      for (const i of b.ids) blockHits.push(this.blockSuggestion(this.minHeight + i));
       for (const i of a.ids) addresses.push({ address: this.data.addresses[i] as string });
       if (transactions[0]?.hash === text)
         exact = { category: 'transactions', target: { kind: 'transaction', hash: text } };
@@ -168,7 +176,7 @@ class SearchIndex {
     const results: { kind: string; identity: string; matched: string; canonicalUrl: string }[] = [];
     if (/^\d+$/.test(q)) {
       const height = q.length <= 10 ? Number(q) : 0;
-      if (height >= 1 && height <= this.maxHeight) {
+      if (height >= this.minHeight && height <= this.maxHeight) {
         results.push({
           kind: 'block',
           identity: String(height),
@@ -192,9 +200,9 @@ class SearchIndex {
       if (b !== -1)
         results.push({
           kind: 'block',
-          identity: String(b + 1),
+          identity: String(this.minHeight + b),
           matched: q,
-          canonicalUrl: `/blocks/${b + 1}`,
+          canonicalUrl: `/blocks/${this.minHeight + b}`,
         });
       if (this.txIndex.find(hash) !== -1) {
         results.push({

@@ -4,6 +4,7 @@ import { RequestCache } from '@pothos/plugin-scope-auth';
 import { createYoga, type Plugin, type YogaServerInstance, type YogaServerOptions } from 'graphql-yoga';
 import type { GatewayOptions } from '../config.js';
 import type { LiveUpdates } from '../live/index.js';
+import { blockAt } from '../live/sources.js';
 import { StreamHandle } from '../live/streams.js';
 import { yogaLogger } from '../ops/logger.js';
 import { type Telemetry, traceOf } from '../ops/request-trace.js';
@@ -16,7 +17,7 @@ import { schema } from '../schema/index.js';
 import { Loaders, type ValidatorCache } from '../schema/loaders.js';
 import type { Upstreams } from '../upstream/index.js';
 import type { CorsPolicy } from './exchange.js';
-import { EXAMPLE_QUERY, graphiqlPageOptions } from './graphiql.js';
+import { EXAMPLE_QUERY, type GraphiQLPage, graphiqlPage, graphiqlPageOptions } from './graphiql.js';
 import { guardPipeline, pipelineWatcher } from './guard.js';
 import type { DocumentCache } from './pipeline/documents.js';
 import { type PartPlugin, partPlugin, type RequestPart } from './pipeline/parts.js';
@@ -61,7 +62,12 @@ export interface YogaParts {
  * The request pipeline, in order: every plugin of the one envelop pipeline that both transports
  * (http/fast-path.ts and Yoga's own) run.
  */
-function pipeline(options: GatewayOptions, parts: YogaParts, logMasked: MaskLog): Plugin[] {
+function pipeline(
+  options: GatewayOptions,
+  parts: YogaParts,
+  logMasked: MaskLog,
+  graphiql: GraphiQLPage | null,
+): Plugin[] {
   const apq = parts.persistedQueries
     ? automaticPersistedQueries(parts.persistedQueries, parts.rateLimit)
     : null;
@@ -78,6 +84,8 @@ function pipeline(options: GatewayOptions, parts: YogaParts, logMasked: MaskLog)
       live: parts.live,
       draining: parts.draining,
     }),
+    // After useAnswers' onResponse: GraphiQL's page compressed, tagged, 304 while unchanged.
+    ...(graphiql ? [graphiql.plugin] : []),
     // Either a manifest says which operations run, or clients register theirs (Apollo's APQ).
     ...(parts.manifest ? [usePersistedOnly(parts.manifest)] : []),
     ...(apq ? [apq.lookup] : []),
@@ -135,7 +143,10 @@ function liveGroupOptions(
     }),
     stampOf: (payload) => parts.live.stampOf(payload),
     mask: (error) => publicError(error, logMasked),
-    missed: (field, after) => (field === 'blockAdded' ? parts.live.missedBlocks(after) : null),
+    missed: (field, after) =>
+      field === 'blockAdded'
+        ? { ...parts.live.missedBlocks(after), ahead: () => blockAhead(parts, after) }
+        : null,
     // Reads a replay makes are priced as the queries that would make them: one upstream read each.
     charge: async (context, reads) => {
       const { rateLimit } = parts;
@@ -149,6 +160,17 @@ function liveGroupOptions(
       return token === null ? null : parts.live.checkToken(token, context.loaders.scope);
     },
   };
+}
+
+/**
+ * Whether block `after` (a Last-Event-ID) is past the chain's head: not if this process delivered
+ * it, else by one read of it (the chain the id came from may have started again since).
+ */
+async function blockAhead(parts: YogaParts, after: number): Promise<boolean> {
+  const delivered = parts.live.hub.recent('blocks');
+  const newest = delivered.at(-1);
+  if (newest?.kind === 'block' && newest.block.height >= after) return false;
+  return (await blockAt(parts.upstreams, after, {})) === null;
 }
 
 /** What Yoga's context function is handed that the gateway's context reads. */
@@ -225,10 +247,15 @@ export function createGatewayYoga(
   const logger = yogaLogger(parts.telemetry.logger);
   // What is masked is logged as Yoga logs it, on every path (public-errors.ts).
   const logMasked: MaskLog = (error) => logger.error(error);
-  const plugins = [...pipeline(options, parts, logMasked), useScopeRelease(), useResultMasking(logMasked)];
+  const graphiql = options.graphiql ? graphiqlPage() : null;
+  const plugins = [
+    ...pipeline(options, parts, logMasked, graphiql),
+    useScopeRelease(),
+    useResultMasking(logMasked),
+  ];
   // A hot operation's prepared request is made of the parts these plugins contribute.
   parts.documents.prepareWith(plugins);
-  const yogaOptions = yogaOptionsFor(options, logger, context);
+  const yogaOptions = yogaOptionsFor(options, logger, context, graphiql);
   // The guard (guard.ts) sees Yoga's final list, and tells Yoga's own plugins from a Yoga built
   // with the same options and none of the gateway's.
   const final = pipelineWatcher();
@@ -263,6 +290,7 @@ function yogaOptionsFor(
   options: GatewayOptions,
   logger: ReturnType<typeof yogaLogger>,
   context: (source: ContextSource) => Context,
+  graphiql: GraphiQLPage | null,
 ) {
   return {
     schema,
@@ -274,13 +302,11 @@ function yogaOptionsFor(
     maxRequestBodySize: false,
     parserAndValidationCache: false,
     multipart: false,
-    // GraphiQL's assets inlined in the page: it works offline and loads nothing from a CDN. Loaded
-    // on first use only: the module weighs about 50 MB of memory, and production never serves it.
-    renderGraphiQL: async (graphiqlOptions) =>
-      (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(graphiqlOptions),
+    // Rendered once, on first use (graphiql.ts), and sent compressed by its plugin.
+    ...(graphiql ? { renderGraphiQL: graphiql.render } : {}),
     batching: options.limits.batch > 0 ? { limit: options.limits.batch } : false,
     // A welcome tab, then one tab per operation of operations/ (read on the first page).
-    graphiql: options.graphiql
+    graphiql: graphiql
       ? graphiqlPageOptions({
           title: 'Chain gateway',
           welcomeQuery: EXAMPLE_QUERY,

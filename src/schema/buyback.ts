@@ -77,7 +77,8 @@ export const BuybackRoundRef = builder.objectRef<BuybackRound>('BuybackRound').i
     endTime: t.expose('endTime', { type: 'DateTime', description: 'When the round closes.' }),
     status: t.exposeInt('status', {
       description:
-        'The state as a number (0 unspecified, 1 pending, 2 in progress, 3 done, 4 cancelled), as the staking service sent it. Kept for compatibility: read `state`.',
+        'The state as a number (0 unspecified, 1 pending, 2 in progress, 3 done, 4 cancelled), as the staking service sent it.',
+      deprecationReason: 'Kept for compatibility: read `state`.',
     }),
     state: t.field({
       type: BuybackRoundStateRef,

@@ -72,7 +72,8 @@ const identityFields = (t: ValidatorFieldBuilder) => ({
   }),
   status: t.exposeInt('status', {
     description:
-      'The bond status as a number (1 unbonded, 2 unbonding, 3 bonded), as the staking service sent it. Kept for compatibility: read `bondStatus`.',
+      'The bond status as a number (1 unbonded, 2 unbonding, 3 bonded), as the staking service sent it.',
+    deprecationReason: 'Kept for compatibility: read `bondStatus`.',
   }),
   bondStatus: t.field({
     type: BondStatusRef,

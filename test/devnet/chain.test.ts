@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { startDevnet } from '../../src/devnet/index.js';
+import { blockIndex, type DevnetData } from '../../src/devnet/data.js';
+import { DEVNET_GENESIS, type Devnet, startDevnet } from '../../src/devnet/index.js';
+import { until } from '../support/until.js';
 import { bearer, call, camelKeys, useDevnet, VARIANTS } from './helpers.js';
 
 /**
@@ -147,5 +149,79 @@ describe.each(VARIANTS)('the services on the moving chain ($label)', ({ options 
     expect((await call(failed, { headers: bearer('second-caller') })).status).toBe(200);
     devnet().revokeToken('second-caller');
     expect((await call(failed, { headers: bearer('second-caller') })).status).toBe(401);
+  });
+});
+
+/** Block `height` as `data` holds it: what makes it the same block on another start. */
+function blockOf(data: DevnetData, height: number) {
+  const { blocks, txs, validators } = data;
+  const i = blockIndex(blocks, height);
+  const first = blocks.firstTx[i] as number;
+  const count = blocks.txCount[i] as number;
+  return {
+    hash: blocks.hash[i],
+    time: blocks.time[i],
+    proposer: validators[blocks.proposer[i] as number]?.operator_address,
+    txs: txs.hash.slice(first, first + count),
+    failures: Array.from(txs.failure.slice(first, first + count)),
+  };
+}
+
+describe('the chain on the clock', () => {
+  const at = (ms: number, blockIntervalMs = 6_000) => ({
+    seed: 'clock',
+    genesis: DEVNET_GENESIS,
+    blockIntervalMs,
+    now: () => ms,
+  });
+  const started: Devnet[] = [];
+  const start = async (options: Parameters<typeof startDevnet>[0]) => {
+    const devnet = await startDevnet(options);
+    started.push(devnet);
+    return devnet;
+  };
+
+  it('goes on across restarts: the head is where the clock is since genesis, the same block at each height', async () => {
+    const t = Date.UTC(2026, 10, 29, 6);
+    try {
+      const before = await start(at(t));
+      const head = Math.floor((t - DEVNET_GENESIS) / 6_000);
+      expect(before.data.blocks.count).toBe(head);
+      // The last 20,000 blocks are held, each at its time on the clock.
+      expect(before.data.blocks.first).toBe(head - 19_999);
+      expect(before.data.blocks.time.at(-1)).toBe((DEVNET_GENESIS + head * 6_000) / 1000);
+      // Started again ten minutes later: a hundred blocks on, the blocks it holds of the first's alike,
+      // and the hundred it made the ones the first made as the clock moved on.
+      const after = await start(at(t + 600_000));
+      expect(after.data.blocks.count).toBe(head + 100);
+      expect(before.advance(100).heights.at(-1)).toBe(head + 100);
+      for (const height of [after.data.blocks.first, head - 1, head, head + 1, head + 57, head + 100]) {
+        expect(blockOf(after.data, height), `block ${height}`).toEqual(blockOf(before.data, height));
+      }
+      const search = await call(`${after.urls.scan}/api/v1/dex/search?q=${head}`);
+      expect(search.body.blocks[0]).toMatchObject({ height: head, hash: blockOf(before.data, head).hash });
+      // Below the window, pruned: a block the devnet does not hold.
+      const pruned = await call(`${after.urls.scan}/api/v1/search?q=${after.data.blocks.first - 1}`);
+      expect(pruned.body.results).toEqual([]);
+    } finally {
+      await Promise.all(started.splice(0).map((d) => d.close()));
+    }
+  });
+
+  it('appends each block as the clock reaches its height, and catches up after a pause', async () => {
+    let clock = Date.UTC(2026, 10, 29, 6);
+    try {
+      const devnet = await start({ ...at(clock, 50), now: () => clock });
+      const head = devnet.data.blocks.count;
+      expect(head).toBe(Math.floor((clock - DEVNET_GENESIS) / 50));
+      clock += 50 * 7;
+      await until(() => devnet.data.blocks.count === head + 7, { what: 'the seven blocks the clock passed' });
+      const times = Array.from(devnet.data.blocks.time.slice(-8), (s) => s * 1000);
+      expect(times).toEqual(
+        Array.from({ length: 8 }, (_, i) => Math.floor((DEVNET_GENESIS + (head + i) * 50) / 1000) * 1000),
+      );
+    } finally {
+      await Promise.all(started.splice(0).map((d) => d.close()));
+    }
   });
 });

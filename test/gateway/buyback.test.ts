@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { UpdateBuybackRoundDocument } from '../generated/graphql.js';
+import { UpdateBuybackRoundDocument } from '../../operations/generated/graphql.js';
 import { idOf, useGatewayOnDevnet } from './helpers.js';
 
 const env = useGatewayOnDevnet();

@@ -164,7 +164,7 @@ describe('the prepared-document cache', () => {
 
   it('compiles the mutation once hot, answering as interpreted and sending one PUT per request', async () => {
     const before = await metric(env.gateway, 'graphql_compilations_total');
-    const mutation = `mutation { updateBuybackRound(input: { roundId: "round-001", totalSlots: 120 }) { round { totalSlots } } }`;
+    const mutation = `mutation { updateBuybackRound(input: { roundId: "round-006", totalSlots: 120 }) { round { totalSlots } } }`;
     const answers: string[] = [];
     const compiledAfterEach: number[] = [];
     for (let i = 0; i < 4; i++) {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { ContractsBySymbolDocument, FailedTransactionsDocument } from '../../operations/generated/graphql.js';
 import { createGateway } from '../../src/gateway.js';
-import { ContractsBySymbolDocument, FailedTransactionsDocument } from '../generated/graphql.js';
 import { bytesOf, graphql, idOf, testSettings, useGatewayOnDevnet } from './helpers.js';
 
 const env = useGatewayOnDevnet();

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it, vi } from 'vitest';
+import { ValidatorTableDocument } from '../../operations/generated/graphql.js';
 import { loadConfig } from '../../src/config.js';
 import { createGateway, type Gateway } from '../../src/gateway.js';
-import { ValidatorTableDocument } from '../generated/graphql.js';
 import { graphql, listen, readAnswer, testSettings, useGatewayOnDevnet } from './helpers.js';
 
 const env = useGatewayOnDevnet();

@@ -1,14 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { print } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SearchBoxDocument } from '../../operations/generated/graphql.js';
 import { loadPersistedOperations } from '../../src/config.js';
 import { createGateway, type Gateway } from '../../src/gateway.js';
-import { SearchBoxDocument } from '../generated/graphql.js';
 import { listen, readAnswer, testSettings, useGatewayOnDevnet } from './helpers.js';
 
 /** PERSISTED_OPERATIONS with the manifest graphql-codegen writes for operations/. */
 
-const MANIFEST = new URL('../generated/persisted-documents.json', import.meta.url).pathname;
+const MANIFEST = new URL('../../operations/generated/persisted-documents.json', import.meta.url).pathname;
 const env = useGatewayOnDevnet();
 let gateway: Gateway;
 let http: Awaited<ReturnType<typeof listen>>;

@@ -23,7 +23,7 @@ import { devnetOptions, listen, parseAnswer, preparedRequests, testSettings } fr
  */
 
 const ORIGIN = 'https://explorer.example';
-const MANIFEST = new URL('../generated/persisted-documents.json', import.meta.url).pathname;
+const MANIFEST = new URL('../../operations/generated/persisted-documents.json', import.meta.url).pathname;
 const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 
 /** The request counters both paths keep (durations aside, which differ by nature). */
@@ -282,7 +282,7 @@ describe('a prepared request answers, logs and counts as the first path does', (
       warm: { query: paged, variables: { p: 1 } },
       call: { query: paged, variables: { p: 0 } },
       code: 'BAD_USER_INPUT',
-      outcome: 'error',
+      outcome: 'invalid',
     },
     {
       label: 'a price over MAX_COMPLEXITY',
@@ -296,7 +296,7 @@ describe('a prepared request answers, logs and counts as the first path does', (
       warm: { query: '{ failedTransactions(pageSize: 2) { nodes { hash } } }' },
       call: { query: '{ failedTransactions(pageSize: 2) { nodes { hash } } }' },
       code: 'UNAUTHENTICATED',
-      outcome: 'error',
+      outcome: 'invalid',
     },
     // The mutation's refusals: each not applied, and (but the unknown round's) sent nowhere.
     {
@@ -304,14 +304,14 @@ describe('a prepared request answers, logs and counts as the first path does', (
       warm: { query: buyback, variables: { input: { roundId: 'round-006' } } },
       call: { query: buyback, variables: { input: { roundId: 'round-006' } } },
       code: 'UNAUTHENTICATED',
-      outcome: 'error',
+      outcome: 'invalid',
     },
     {
       label: 'the mutation with an argument its field refuses',
       warm: { query: buyback, variables: { input: { roundId: 'round-006' } } },
       call: { query: buyback, variables: { input: { roundId: 'round-006', totalSlots: 0 } }, token: 'x' },
       code: 'BAD_USER_INPUT',
-      outcome: 'error',
+      outcome: 'invalid',
     },
     {
       label: 'the mutation with a variable that does not coerce',
@@ -325,7 +325,7 @@ describe('a prepared request answers, logs and counts as the first path does', (
       warm: { query: buyback, variables: { input: { roundId: 'round-006' } } },
       call: { query: buyback, variables: { input: { roundId: 'round-404' } }, token: 'devnet' },
       code: 'BAD_USER_INPUT',
-      outcome: 'error',
+      outcome: 'invalid',
     },
   ];
   for (const { label, warm, call, code, outcome } of refusals) {

@@ -4,7 +4,7 @@ import {
   ExactSearchDocument,
   SearchBoxDocument,
   TransactionPageDocument,
-} from '../generated/graphql.js';
+} from '../../operations/generated/graphql.js';
 import { bytesOf, idOf, useGatewayOnDevnet } from './helpers.js';
 
 const env = useGatewayOnDevnet();

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { DelegatorPortfolioDocument, ValidatorTableDocument } from '../../operations/generated/graphql.js';
 import { createGateway } from '../../src/gateway.js';
 import { ValidatorCache, ValidatorDirectory } from '../../src/schema/loaders.js';
 import type { ValidatorStatistics } from '../../src/upstream/models.js';
-import { DelegatorPortfolioDocument, ValidatorTableDocument } from '../generated/graphql.js';
 import { bytesOf, graphql, idOf, testSettings, useGatewayOnDevnet } from './helpers.js';
 
 const env = useGatewayOnDevnet();
