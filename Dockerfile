@@ -59,5 +59,18 @@ EXPOSE 4000 9464
 STOPSIGNAL SIGTERM
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 4000) + '/healthz').then((r) => process.exit(r.status === 200 ? 0 : 1), () => process.exit(1))"]
+# What the image is, as OCI's annotations name it (registries, scanners, `docker inspect`), and the
+# revision the gateway reports in its build_info metric and start banner (BUILD_REVISION). Pass them
+# when building: --build-arg REVISION="$(git rev-parse HEAD)" (and SOURCE=<your repository>);
+# VERSION is package.json's (test/logs.test.ts holds the two together). Last, so that a new
+# revision rebuilds no layer.
+ARG VERSION=0.1.0
+ARG REVISION=unknown
+ARG SOURCE=https://git.example/chain-gateway
+LABEL org.opencontainers.image.title="chain-gateway" \
+      org.opencontainers.image.source="${SOURCE}" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}"
+ENV BUILD_REVISION=${REVISION}
 # `npm start`'s command and V8 flags (package.json).
 CMD ["node", "--max-semi-space-size=16", "--max-old-space-size=512", "--no-allocation-site-pretenuring", "--enable-source-maps", "dist/main.js"]

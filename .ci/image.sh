@@ -74,7 +74,10 @@ fi
 # the registry as this machine does.
 started=$SECONDS
 "${PODMAN[@]}" build --format docker --network host "${ULIMITS[@]}" \
-  --build-arg "BASE_IMAGE=$BASE" --tag "$IMAGE" .
+  --build-arg "BASE_IMAGE=$BASE" \
+  --build-arg "VERSION=$(node -p 'require("./package.json").version')" \
+  --build-arg "REVISION=$(git rev-parse HEAD 2>/dev/null || echo unknown)" \
+  --tag "$IMAGE" .
 echo "image built in $((SECONDS - started)) s"
 size=$("${PODMAN[@]}" image inspect --format '{{ .Size }}' "$IMAGE")
 echo "$IMAGE: $((size / 1000000)) MB"

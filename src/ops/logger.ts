@@ -23,9 +23,38 @@ export function createLogger(level: Config['logLevel'], worker: number | null = 
       },
     });
   }
-  const logger = pino(options, pino.destination({ sync: false, minLength: 4096 }));
+  const logger = pino(
+    { ...jsonLogOptions(level), ...options },
+    pino.destination({ sync: false, minLength: 4096 }),
+  );
   setInterval(() => logger.flush(), 1000).unref();
   return logger;
+}
+
+/**
+ * What every JSON line is written with: its level as a name (`"level":"warn"`), which log pipelines
+ * (Loki, Cloud Logging, Elastic) read as a severity, where pino's default is a number only pino knows.
+ */
+export function jsonLogOptions(level: Config['logLevel']): LoggerOptions {
+  return { level, formatters: { level: (label) => ({ level: label }) } };
+}
+
+/** The start banner's writer, made at its first line. */
+let banner: Logger | null = null;
+
+/**
+ * One line of the start banner (main.ts): where the process listens, for whoever started it. In a
+ * terminal, plain text for a person; otherwise a JSON line like every other (level `info`, the
+ * message, and `fields`), written at once, whatever LOG_LEVEL: it is how a supervisor, a test or an
+ * operator reading the log learns the address and the build, not an event to filter out.
+ */
+export function announce(message: string, fields: Record<string, unknown> = {}): void {
+  if (process.stdout.isTTY) {
+    console.log(message);
+    return;
+  }
+  banner ??= pino(jsonLogOptions('info'), pino.destination({ dest: 1, sync: true }));
+  banner.info(fields, message);
 }
 
 const REDACTED = { paths: ['authorization', '*.authorization', 'token', '*.token'], censor: '[redacted]' };

@@ -1,4 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, type LabelValues, Registry } from 'prom-client';
+import { type BuildInfo, PACKAGE_VERSION } from '../config.js';
 import type { UpstreamName } from '../errors.js';
 import type { CircuitName } from '../lib/circuit.js';
 
@@ -23,13 +24,33 @@ export type SharedCacheName = 'validators' | 'responses';
  */
 export type SharedLookup = 'hit' | 'waited' | 'expired' | 'miss' | 'unavailable';
 
-/** What a value read back from Redis claimed to be, when it did not verify (`redis_rejected_total`). */
-export type RedisRejectedKind = 'responses' | 'validators' | 'apq' | 'event' | 'state' | 'lease';
+/**
+ * What a value read back from Redis claimed to be, when it did not verify (`redis_rejected_total`);
+ * `stale`: a live event, state or lease that verified but was not newer than one already seen (a
+ * replay, or a Redis failover to a replica behind).
+ */
+export type RedisRejectedKind = 'responses' | 'validators' | 'apq' | 'event' | 'state' | 'lease' | 'stale';
 
 /** Why a request was refused at intake (`http_requests_refused_total`). */
-export type IntakeRefusal = 'body_budget' | 'client_connections' | 'slow_body';
+export type IntakeRefusal =
+  | 'body_budget'
+  | 'client_body_budget'
+  | 'body_too_large'
+  | 'client_connections'
+  | 'slow_body';
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** Client names (and name/version pairs) a process labels before any other is `other`. */
+export const MAX_CLIENT_LABELS = 50;
+
+/** Whether `value` is, or now becomes, one of `labels`, which holds MAX_CLIENT_LABELS at most. */
+function admit(labels: Set<string>, value: string): boolean {
+  if (labels.has(value)) return true;
+  if (labels.size >= MAX_CLIENT_LABELS) return false;
+  labels.add(value);
+  return true;
+}
 
 /**
  * The gateway's Prometheus metrics, in a registry of its own (one per gateway, so that tests can
@@ -39,7 +60,7 @@ export class GatewayMetrics {
   readonly registry = new Registry();
   private readonly requests = new Counter({
     name: 'graphql_requests_total',
-    help: 'GraphQL requests by operation name and outcome (ok, partial, error, invalid).',
+    help: 'GraphQL requests by operation name and outcome: ok; invalid (the caller’s mistake: BAD_USER_INPUT, UNAUTHENTICATED, PERSISTED_QUERY_NOT_FOUND); rate_limited (429); partial or error (an upstream’s or the gateway’s fault, with some data or none).',
     labelNames: ['operation', 'outcome'] as const,
     collect: () => this.flushTallies(),
     registers: [this.registry],
@@ -58,6 +79,20 @@ export class GatewayMetrics {
     collect: () => this.flushTallies(),
     registers: [this.registry],
   });
+  /**
+   * By client, as Apollo and Hive report operations: a counter of its own, not labels of
+   * graphql_requests_total, whose operations times clients would multiply the series.
+   */
+  private readonly clientRequests = new Counter({
+    name: 'graphql_client_requests_total',
+    help: 'GraphQL requests by the client’s name and version (apollographql-client-name/-version or graphql-client-name/-version; unknown when not sent; other beyond the first 50 of a process) and outcome.',
+    labelNames: ['client_name', 'client_version', 'outcome'] as const,
+    collect: () => this.flushTallies(),
+    registers: [this.registry],
+  });
+  /** Client names, and name/version pairs, that are labels (clientLabels). */
+  private readonly clientNames = new Set<string>();
+  private readonly clientVersions = new Set<string>();
   private readonly upstreamRequests = new Counter({
     name: 'upstream_requests_total',
     help: 'HTTP requests to the upstreams, by upstream, endpoint and status (or failure).',
@@ -95,14 +130,14 @@ export class GatewayMetrics {
   });
   private readonly redisRejected = new Counter({
     name: 'redis_rejected_total',
-    help: 'Values read back from Redis that did not prove the deployment’s key (forged, altered, or written by another deployment), by kind: dropped as a miss, never served.',
+    help: 'Values read back from Redis that did not prove the deployment’s key (forged, altered, or written by another deployment), by kind: dropped as a miss, never served; stale: a live event, state or lease not newer than one already seen (a replay).',
     labelNames: ['kind'] as const,
     collect: () => this.flushTallies(),
     registers: [this.registry],
   });
   private readonly intakeRefused = new Counter({
     name: 'http_requests_refused_total',
-    help: 'Requests refused at intake, before any GraphQL work, by reason: body_budget (MAX_INFLIGHT_BODY_BYTES of request bodies already in flight: 503), client_connections (MAX_CONNECTIONS_PER_CLIENT: 429), slow_body (a body arriving slower than its minimum rate: 408).',
+    help: 'Requests refused at intake, before any GraphQL work, by reason: body_budget (MAX_INFLIGHT_BODY_BYTES of request bodies already in flight: 503), client_body_budget (the client already holds MAX_INFLIGHT_BODY_BYTES_PER_CLIENT of them: 429), body_too_large (a body declaring or bringing more than MAX_REQUEST_BYTES: 413), client_connections (MAX_CONNECTIONS_PER_CLIENT: 429), slow_body (a body arriving slower than its minimum rate, or nothing of it within BODY_FIRST_BYTE_MS: 408).',
     labelNames: ['reason'] as const,
     collect: () => this.flushTallies(),
     registers: [this.registry],
@@ -185,6 +220,21 @@ export class GatewayMetrics {
     help: 'GraphQL subscription streams open (MAX_SUBSCRIPTIONS at most per process).',
     registers: [this.registry],
   });
+  /** MAX_SUBSCRIPTIONS, as capped at start: the alerts' and the autoscaler's measure of a full pod. */
+  private readonly subscriptionsLimit = new Gauge({
+    name: 'graphql_subscriptions_limit',
+    help: 'MAX_SUBSCRIPTIONS: the subscription streams this process accepts (after the open-file limit’s cap); beyond it new streams are refused with 429.',
+    registers: [this.registry],
+  });
+  /** What this process runs (describe()): 1 with its version and revision as labels. */
+  private readonly buildInfo = new Gauge({
+    name: 'build_info',
+    help: 'Always 1: the gateway’s version (package.json) and revision (BUILD_REVISION, set when the image is built) as labels.',
+    labelNames: ['version', 'revision'] as const,
+    registers: [this.registry],
+    // One build per process: across cluster workers, not a sum.
+    aggregator: 'max',
+  });
   readonly inFlight = new Gauge({
     name: 'http_requests_in_flight',
     help: 'HTTP requests being answered.',
@@ -205,6 +255,14 @@ export class GatewayMetrics {
       },
     });
     collectDefaultMetrics({ register: this.registry });
+    this.describe({ build: { version: PACKAGE_VERSION, revision: 'unknown' } });
+  }
+
+  /** What the process runs (config.build) and the streams it accepts (config.live.maxSubscriptions). */
+  describe({ build, maxSubscriptions }: { build: BuildInfo; maxSubscriptions?: number }): void {
+    this.buildInfo.reset();
+    this.buildInfo.set({ version: build.version, revision: build.revision }, 1);
+    if (maxSubscriptions !== undefined) this.subscriptionsLimit.set(maxSubscriptions);
   }
 
   /**
@@ -247,6 +305,24 @@ export class GatewayMetrics {
     this.tally(`r\0${operation}\0${outcome}`, this.requests, () => ({ operation, outcome }));
     this.child(`d\0${operation}`, () => this.duration.labels(operation)).observe(seconds);
     for (const code of codes) this.tally(`e\0${code}`, this.errors, () => ({ code }));
+  }
+
+  /**
+   * Counts a request by its client (request-trace.ts reads and cleans its name and version; null:
+   * none sent). Callers choose the names, so only the first MAX_CLIENT_LABELS names, and name/version
+   * pairs, a process sees become labels, kept for its life (a fleet's clients are few and stable;
+   * a flood must not push them out); any later one is `other`.
+   */
+  observeClientRequest(name: string | null, version: string | null, outcome: string): void {
+    let nameLabel = name ?? 'unknown';
+    let versionLabel = version ?? 'unknown';
+    if (name !== null && !admit(this.clientNames, name)) nameLabel = 'other';
+    if (version !== null && !admit(this.clientVersions, `${nameLabel}\0${version}`)) versionLabel = 'other';
+    this.tally(`c\0${nameLabel}\0${versionLabel}\0${outcome}`, this.clientRequests, () => ({
+      client_name: nameLabel,
+      client_version: versionLabel,
+      outcome,
+    }));
   }
 
   /** Drops an operation's series (its label was given to another name: telemetry.ts). */

@@ -47,7 +47,7 @@ export interface RequestTrace {
   span: Span | null;
   start: number;
   operation: string;
-  outcome: 'ok' | 'partial' | 'error' | 'invalid';
+  outcome: Outcome;
   errorCodes: string[];
   upstreamCalls: number;
   /**
@@ -60,7 +60,25 @@ export interface RequestTrace {
    * when the request asked for them (`x-graphql-cost: true`): its answer's cost extension.
    */
   cost: { requested: number; limit: number } | null;
+  /** The client's name and version, as it sent them (clientText); null when it sent none. */
+  clientName: string | null;
+  clientVersion: string | null;
 }
+
+/**
+ * How a request ended, as `graphql_requests_total{outcome}` and its log line tell it: `ok`;
+ * `invalid`, the caller's own mistake (every error one of CALLER_CODES), which the availability SLI
+ * leaves out; `rate_limited`, refused with 429 (over its budget, or no room for its stream); else an
+ * error the gateway or an upstream caused: `partial` when some data came, `error` when none did.
+ */
+export type Outcome = 'ok' | 'partial' | 'error' | 'invalid' | 'rate_limited';
+
+/** The codes that mean the caller's request was at fault, not the gateway or an upstream. */
+const CALLER_CODES: ReadonlySet<string> = new Set([
+  'BAD_USER_INPUT',
+  'UNAUTHENTICATED',
+  'PERSISTED_QUERY_NOT_FOUND',
+]);
 
 /** Random hex from a pooled buffer: one syscall per 512 ids instead of one per id. */
 const pool = Buffer.alloc(4096);
@@ -76,6 +94,24 @@ function randomHex(bytes: number): string {
 
 const REQUEST_ID = /^[\w.:@-]{1,128}$/;
 
+/** Apollo Client's headers (`new ApolloClient({ name, version })`) first, then Hive's. */
+const CLIENT_HEADERS = {
+  name: ['apollographql-client-name', 'graphql-client-name'],
+  version: ['apollographql-client-version', 'graphql-client-version'],
+} as const;
+const NOT_CLIENT_TEXT = /[^A-Za-z0-9._-]/g;
+
+/**
+ * The client's name or version as its request's log line, span and metrics carry it: callers
+ * choose it, so only its first 64 characters, each outside [A-Za-z0-9._-] written `_` (metrics.ts
+ * also caps how many become labels). Null when the client sent none.
+ */
+function clientText(header: HeaderGetter, which: keyof typeof CLIENT_HEADERS): string | null {
+  const [apollo, hive] = CLIENT_HEADERS[which];
+  const value = (header(apollo) ?? header(hive))?.trim();
+  return value ? value.slice(0, 64).replace(NOT_CLIENT_TEXT, '_') : null;
+}
+
 /** A request's trace; `graphql`: a GraphQL request, which gets a server span (health checks do not). */
 export function startTrace(header: HeaderGetter, graphql = true): RequestTrace {
   const givenId = header('x-request-id');
@@ -83,6 +119,10 @@ export function startTrace(header: HeaderGetter, graphql = true): RequestTrace {
   const caller = callerContext(header);
   const span = graphql ? startServerSpan(caller, requestId) : null;
   const traceId = (span ? span.spanContext() : otelTrace.getSpanContext(caller))?.traceId ?? randomHex(16);
+  const clientName = graphql ? clientText(header, 'name') : null;
+  const clientVersion = graphql ? clientText(header, 'version') : null;
+  if (span && clientName !== null) span.setAttribute('graphql.client.name', clientName);
+  if (span && clientVersion !== null) span.setAttribute('graphql.client.version', clientVersion);
   return {
     requestId,
     traceId,
@@ -95,6 +135,8 @@ export function startTrace(header: HeaderGetter, graphql = true): RequestTrace {
     upstreamCalls: 0,
     budget: null,
     cost: null,
+    clientName,
+    clientVersion,
   };
 }
 
@@ -115,17 +157,32 @@ export interface Telemetry {
   logger: Logger;
 }
 
+/**
+ * The level of a request's log line: a success or a caller's mistake (4xx, RATE_LIMITED among
+ * them) at info, an answer an upstream failed at warn, the gateway's own fault (an unexpected error,
+ * a 5xx) at error, so that LOG_LEVEL=warn keeps every failure and drops the rest.
+ */
+function levelOf(trace: RequestTrace, status: number): 'info' | 'warn' | 'error' {
+  if (status >= 500 || trace.errorCodes.includes('INTERNAL_SERVER_ERROR')) return 'error';
+  return trace.outcome === 'partial' || trace.outcome === 'error' ? 'warn' : 'info';
+}
+
 /** Records the end of a request: one log line and the request metrics. */
 export function finishTrace({ metrics, logger }: Telemetry, trace: RequestTrace, status: number): void {
   const seconds = (performance.now() - trace.start) / 1000;
   try {
     metrics.observeRequest(trace.operation, trace.outcome, trace.errorCodes, seconds);
+    metrics.observeClientRequest(trace.clientName, trace.clientVersion, trace.outcome);
   } catch (error) {
     // Telemetry never takes a request, or the process, down with it.
     logger.error({ err: error }, 'recording request metrics failed');
   }
   if (trace.span) endServerSpan(trace.span, status, trace.errorCodes);
-  requestLogger(logger).info(
+  const level = levelOf(trace, status);
+  const log = requestLogger(logger);
+  // Below LOG_LEVEL, not even the line's object is made.
+  if (!log.isLevelEnabled(level)) return;
+  log[level](
     {
       requestId: trace.requestId,
       traceId: trace.traceId,
@@ -135,6 +192,9 @@ export function finishTrace({ metrics, logger }: Telemetry, trace: RequestTrace,
       durationMs: Math.round(seconds * 10_000) / 10,
       upstreamCalls: trace.upstreamCalls,
       errorCodes: trace.errorCodes,
+      // Left out of the line (undefined) when the client sent none.
+      clientName: trace.clientName ?? undefined,
+      clientVersion: trace.clientVersion ?? undefined,
     },
     'graphql request',
   );
@@ -144,14 +204,18 @@ const codesOf = (errors: readonly GraphQLError[] | undefined): string[] => [
   ...new Set((errors ?? []).map((e) => String(e.extensions?.code ?? 'INTERNAL_SERVER_ERROR'))),
 ];
 
-/** Notes a request's outcome and error codes from the result it answers. */
+/** Notes a request's outcome (see Outcome) and error codes from the result it answers. */
 export function recordResult(trace: RequestTrace, result: ExecutionResult): void {
   if (!result.errors?.length) return;
-  trace.errorCodes = codesOf(result.errors);
-  // Errors before execution (syntax, validation, variables) leave no `data` at all.
-  if (!('data' in result) || result.data === undefined) trace.outcome = 'invalid';
-  else
-    trace.outcome = result.data && Object.values(result.data).some((v) => v !== null) ? 'partial' : 'error';
+  const codes = codesOf(result.errors);
+  trace.errorCodes = codes;
+  const callers = codes.filter((code) => CALLER_CODES.has(code) || code === 'RATE_LIMITED');
+  if (callers.length === codes.length) {
+    trace.outcome = codes.includes('RATE_LIMITED') ? 'rate_limited' : 'invalid';
+    return;
+  }
+  // Errors before execution (a refusal the gateway caused) leave no `data` at all.
+  trace.outcome = result.data && Object.values(result.data).some((v) => v !== null) ? 'partial' : 'error';
 }
 
 /**
@@ -174,6 +238,8 @@ export function startPollTrace(source: string, poll: number): RequestTrace {
     upstreamCalls: 0,
     budget: null,
     cost: null,
+    clientName: null,
+    clientVersion: null,
   };
 }
 

@@ -177,11 +177,15 @@ describe('deploy/compose.yaml', () => {
 
     const collector = parse(readFileSync('deploy/compose/otel-collector.yaml', 'utf8'));
     expect(collector.receivers.otlp.protocols.http.endpoint).toBe('0.0.0.0:4318');
-    expect(collector.exporters['otlp/jaeger'].endpoint).toBe('jaeger:4317');
+    // `otlp_grpc`: the OTLP/gRPC exporter's name in the collector release the file pins.
+    expect(services['otel-collector'].image).toMatch(
+      /^docker\.io\/otel\/opentelemetry-collector-contrib:0\.\d+\.\d+$/,
+    );
+    expect(collector.exporters['otlp_grpc/jaeger'].endpoint).toBe('jaeger:4317');
     expect(collector.service.pipelines.traces).toEqual({
       receivers: ['otlp'],
       processors: ['batch'],
-      exporters: ['otlp/jaeger'],
+      exporters: ['otlp_grpc/jaeger'],
     });
     expect(services['otel-collector'].volumes).toEqual([
       './compose/otel-collector.yaml:/etc/otelcol/config.yaml:ro',

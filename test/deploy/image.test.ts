@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installed } from '../support/binaries.js';
@@ -110,6 +111,14 @@ describe.skipIf(!engine)('the container image', () => {
     expect(config.Cmd).toEqual(scripts.start.split(' '));
     expect(config.User).toBe('10001:10001');
     expect(config.Env).toEqual(expect.arrayContaining(['NODE_ENV=production', 'HOST=0.0.0.0', 'PORT=4000']));
+    // OCI's labels say which release and revision it is (.ci/image.sh passes them), as build_info does.
+    const revision = execFileSync('git', ['rev-parse', 'HEAD'], { encoding: 'utf8' }).trim();
+    const { version } = JSON.parse(readFileSync('package.json', 'utf8'));
+    expect(config.Labels).toMatchObject({
+      'org.opencontainers.image.version': version,
+      'org.opencontainers.image.revision': revision,
+    });
+    expect(config.Env).toContain(`BUILD_REVISION=${revision}`);
     expect(container.output()).toMatch(/embedded devnet/);
 
     const answer = await postQuery(url, QUERY);

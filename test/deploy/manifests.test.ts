@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import * as apps from 'kubernetes-models/apps/v1';
@@ -14,13 +14,17 @@ import { run } from './podman.js';
 /**
  * deploy/k8s: every overlay rendered by `kubectl kustomize`, alone and with the components, each
  * object checked against the Kubernetes API's schemas (kubernetes-models, Kubernetes 1.27's
- * OpenAPI; the Prometheus Operator's kinds, which it has no model of, by their fields), then
- * against what the gateway needs: the image's own command as its non-root user on a read-only root,
- * probes on /healthz and /readyz, /metrics on a port no Service exposes, a grace period past the
- * drain, memory for the heap cap and MAX_SUBSCRIPTIONS streams, a Redis only gateways reach and
- * that can evict nothing live, and names, selectors and ports that meet. The overlay docs/deploy.md
- * gives an operator is rendered too. kubernetes-models accepts fields it does not know, so each
- * field the gateway relies on is read here by its path: a misspelt one reads as undefined and fails.
+ * OpenAPI; the Prometheus Operator's and the Gateway API's kinds, which it has no model of, by their
+ * fields), then against what the gateway needs: the image's own command as its non-root user on a
+ * read-only root, probes on /healthz and /readyz, /metrics on a port no Service exposes and only the
+ * monitoring namespace reaches, a grace period past the drain, memory for the heap cap and
+ * MAX_SUBSCRIPTIONS streams, rollouts and spread that fit streams, egress that never reaches the
+ * cloud's metadata address, a Redis only gateways reach and that can evict nothing live, sampled
+ * traces to a collector that exports them, a route whose timeouts do not cut streams, and names,
+ * selectors and ports that meet. The overlay docs/deploy.md gives an operator is rendered too, its
+ * patch naming another monitoring namespace, and its Secret rotation read. kubernetes-models accepts
+ * fields it does not know, so each field the gateway relies on is read here by its path: a misspelt
+ * one reads as undefined and fails.
  */
 
 const kubectl = installed(
@@ -109,9 +113,50 @@ function validateOperatorKind(object: K8sObject): void {
   fail(`no check for ${object.apiVersion} ${object.kind}`);
 }
 
+/** A Gateway API Duration (GEP-2257: `1h`, `30s`, `1m30s`, `500ms`, `0s`) in milliseconds. */
+function durationMs(duration: string): number {
+  if (!/^([0-9]{1,5}(h|m|s|ms)){1,4}$/.test(duration))
+    throw new Error(`not a Gateway API Duration: ${duration}`);
+  const unit: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1_000, ms: 1 };
+  return [...duration.matchAll(/(\d+)(h|ms|m|s)/g)].reduce(
+    (sum, [, n, u]) => sum + Number(n) * (unit[u as string] as number),
+    0,
+  );
+}
+
+/**
+ * The Gateway API's HTTPRoute (gateway.networking.k8s.io/v1), by the fields and rules its CRD holds:
+ * parents named, each backend a Service port by number, timeouts as Durations whose backendRequest
+ * is no longer than a request timeout that is not 0s (its CEL rule).
+ */
+function validateGatewayApiKind(object: K8sObject): void {
+  const fail = (what: string) => {
+    throw new Error(`${object.kind} ${object.metadata.name}: ${what}`);
+  };
+  if (object.kind !== 'HTTPRoute') fail(`no check for ${object.apiVersion} ${object.kind}`);
+  const { parentRefs, rules, hostnames = [] } = object.spec ?? {};
+  if (!Array.isArray(parentRefs) || parentRefs.length === 0) fail('spec/parentRefs');
+  for (const ref of parentRefs)
+    if (typeof ref.name !== 'string' || ref.name === '') fail('spec/parentRefs/name');
+  for (const host of hostnames)
+    if (!/^(\*\.)?[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(host)) fail('spec/hostnames');
+  if (!Array.isArray(rules) || rules.length === 0) fail('spec/rules');
+  for (const rule of rules) {
+    for (const ref of rule.backendRefs ?? [])
+      if (typeof ref.name !== 'string' || !Number.isInteger(ref.port)) fail('spec/rules/backendRefs/port');
+    const { request, backendRequest } = rule.timeouts ?? {};
+    const [total, backend] = [request, backendRequest].map((d) =>
+      d === undefined ? undefined : durationMs(d),
+    );
+    if (total !== undefined && total !== 0 && backend !== undefined && backend > total)
+      fail('spec/rules/timeouts: backendRequest timeout cannot be longer than request timeout');
+  }
+}
+
 /** Checks one object against its kind's schema; throws with every violation. */
 async function validate(object: K8sObject): Promise<void> {
   if (object.apiVersion === 'monitoring.coreos.com/v1') return validateOperatorKind(object);
+  if (object.apiVersion === 'gateway.networking.k8s.io/v1') return validateGatewayApiKind(object);
   const Model = MODELS[object.apiVersion]?.[object.kind];
   if (!Model) throw new Error(`no schema for ${object.apiVersion} ${object.kind}`);
   new Model(object).validate();
@@ -265,7 +310,7 @@ function checkGateway(objects: K8sObject[]) {
     'app.kubernetes.io/component': 'gateway',
   });
   expect(deployment.spec.selector.matchLabels).toEqual(podLabels);
-  expect(deployment.spec.strategy.rollingUpdate).toEqual({ maxSurge: 1, maxUnavailable: 0 });
+  checkRollout(deployment, config, podLabels);
   const container = checkContainer(pod, config);
   checkServing(pod, container, config);
 
@@ -280,44 +325,165 @@ function checkGateway(objects: K8sObject[]) {
     selector: { matchLabels: podLabels },
   });
   checkGatewayEgress(objects, podLabels);
+  checkGatewayIngress(objects, container);
   return { deployment, config, container, podLabels };
+}
+
+/**
+ * The most streams any old pod holds during a rollout of `pods` pods holding `each` streams, `surge`
+ * pods at a time: each step starts `surge` new pods, then stops as many old ones, whose streams
+ * reconnect evenly over every pod left (the Service spreads them; their retry is spread over 10 s).
+ */
+function rolloutPeak(pods: number, each: number, surge: number): number {
+  let old: number[] = Array(pods).fill(each);
+  let fresh: number[] = [];
+  let peak = 0;
+  while (old.length > 0) {
+    const stopped = old.slice(0, surge);
+    old = old.slice(surge);
+    fresh = [...fresh, ...stopped.map(() => 0)];
+    const share = stopped.reduce((a, b) => a + b, 0) / (old.length + fresh.length);
+    old = old.map((n) => n + share);
+    fresh = fresh.map((n) => n + share);
+    peak = Math.max(peak, ...old);
+  }
+  return peak;
+}
+
+/** A Deployment's maxSurge for this many pods, as the controller rounds it (up). */
+const surgeOf = (maxSurge: number | string, pods: number) =>
+  typeof maxSurge === 'number' ? maxSurge : Math.ceil((pods * Number.parseInt(maxSurge, 10)) / 100);
+
+/**
+ * Rollouts that fit streams: never below the count, and enough pods anew at a time that, with every
+ * pod at the streams autoscaler's target (half of MAX_SUBSCRIPTIONS), the streams of the pods that
+ * go never push an old pod past MAX_SUBSCRIPTIONS, at any count the autoscaler may run. Pods spread
+ * over zones, then nodes, each rollout's pods among themselves (pod-template-hash).
+ */
+function checkRollout(deployment: K8sObject, config: K8sObject, podLabels: Record<string, string>) {
+  const { rollingUpdate } = deployment.spec.strategy;
+  expect(deployment.spec.strategy).toEqual({
+    type: 'RollingUpdate',
+    rollingUpdate: { maxSurge: '50%', maxUnavailable: 0 },
+  });
+  const max = Number(config.data.MAX_SUBSCRIPTIONS);
+  for (let pods = 1; pods <= 10; pods++)
+    expect(rolloutPeak(pods, max / 2, surgeOf(rollingUpdate.maxSurge, pods)), `${pods} pods`).toBeLessThan(
+      max,
+    );
+  // The model holds what docs/deploy.md tells: one pod at a time, or a quarter, goes past the cap.
+  expect(Math.round(rolloutPeak(10, max / 2, 1))).toBe(11_790);
+  expect(Math.round(rolloutPeak(10, max / 2, surgeOf('25%', 10)))).toBe(10_985);
+  const spread = (topologyKey: string) => ({
+    maxSkew: 1,
+    topologyKey,
+    whenUnsatisfiable: 'ScheduleAnyway',
+    labelSelector: { matchLabels: podLabels },
+    matchLabelKeys: ['pod-template-hash'],
+  });
+  expect(deployment.spec.template.spec.topologySpreadConstraints).toEqual([
+    spread('topology.kubernetes.io/zone'),
+    spread('kubernetes.io/hostname'),
+  ]);
+}
+
+/** Kubernetes' own label of every namespace, to its name: the monitoring namespace's by default. */
+const MONITORING_NAMESPACE = { 'kubernetes.io/metadata.name': 'monitoring' };
+
+/**
+ * Who reaches the gateway pods: anyone the serving port, and the metrics port only pods of the
+ * monitoring namespace (contract.md §9; docs/deploy.md says how an overlay names its own).
+ */
+function checkGatewayIngress(objects: K8sObject[], container: any) {
+  const policy = one(objects, 'NetworkPolicy', 'chain-gateway');
+  expect(policy.spec.ingress).toEqual([
+    { ports: [{ protocol: 'TCP', port: 'http' }] },
+    {
+      from: [{ namespaceSelector: { matchLabels: MONITORING_NAMESPACE } }],
+      ports: [{ protocol: 'TCP', port: 'metrics' }],
+    },
+  ]);
+  // The rules name the container's ports, so every port of the pod is admitted by one of them.
+  const named = policy.spec.ingress.flatMap((rule: any) => rule.ports.map((p: any) => p.port));
+  expect(container.ports.map((p: any) => p.name)).toEqual(named);
+}
+
+/** The cloud's metadata service: the address every cloud answers on, and AWS' IPv6 one. */
+const METADATA = { v4: '169.254.169.254/32', v6: 'fd00:ec2::254/128' };
+
+/** A NetworkPolicy peer in a few words: `pods:<component>`, `any pod`, or a CIDR `except` its holes. */
+function peerName(peer: any): string {
+  if (peer.ipBlock) return [peer.ipBlock.cidr, ...(peer.ipBlock.except ?? [])].join(' except ');
+  if (peer.podSelector) return `pods:${peer.podSelector.matchLabels['app.kubernetes.io/component']}`;
+  if (peer.namespaceSelector && Object.keys(peer.namespaceSelector).length === 0) return 'any pod';
+  throw new Error(`unexpected peer ${JSON.stringify(peer)}`);
+}
+
+/**
+ * No egress rule of any NetworkPolicy reaches the metadata address: each names its peers (a rule
+ * without `to` is every address), and each block of all IPv4 or IPv6 addresses leaves it out.
+ */
+function checkMetadataFenced(objects: K8sObject[]) {
+  for (const policy of objects.filter((o) => o.kind === 'NetworkPolicy')) {
+    for (const rule of policy.spec.egress ?? []) {
+      expect(rule.to, `${policy.metadata.name}: an egress rule to anywhere`).toEqual(expect.any(Array));
+      for (const { ipBlock } of rule.to.filter((peer: any) => peer.ipBlock)) {
+        const hole = { '0.0.0.0/0': METADATA.v4, '::/0': METADATA.v6 }[ipBlock.cidr as string];
+        if (hole) expect(ipBlock.except, `${policy.metadata.name}: ${ipBlock.cidr}`).toContain(hole);
+        // A narrower block is yours to name, but never one that holds the metadata address.
+        else expect(ipBlock.cidr.startsWith('169.254.') || ipBlock.cidr.startsWith('fd00:ec2:')).toBe(false);
+      }
+    }
+  }
 }
 
 /** The gateway pods reach DNS, the upstreams' ports, Redis pods and collector pods, and nothing else. */
 function checkGatewayEgress(objects: K8sObject[], podLabels: Record<string, string>) {
   const egress = one(objects, 'NetworkPolicy', 'chain-gateway');
   expect(egress.spec.podSelector.matchLabels).toEqual(podLabels);
-  expect(egress.spec.policyTypes).toEqual(['Egress']);
+  expect(egress.spec.policyTypes).toEqual(['Ingress', 'Egress']);
   const rules = egress.spec.egress.map((rule: any) => ({
-    to:
-      rule.to?.map((peer: any) => peer.podSelector.matchLabels['app.kubernetes.io/component']) ?? 'anywhere',
+    to: rule.to.map(peerName),
     ports: rule.ports.map((p: any) => `${p.protocol}/${p.port}`),
   }));
+  const outside = [`0.0.0.0/0 except ${METADATA.v4}`, `::/0 except ${METADATA.v6}`];
   expect(rules).toEqual([
-    { to: 'anywhere', ports: ['UDP/53', 'TCP/53'] },
-    { to: 'anywhere', ports: ['TCP/443', 'TCP/80'] },
-    { to: ['redis'], ports: ['TCP/6379'] },
-    { to: ['otel-collector'], ports: ['TCP/4318'] },
+    { to: ['any pod', ...outside], ports: ['UDP/53', 'TCP/53'] },
+    { to: outside, ports: ['TCP/443', 'TCP/80'] },
+    { to: ['pods:redis'], ports: ['TCP/6379'] },
+    { to: ['pods:otel-collector'], ports: ['TCP/4318'] },
   ]);
   for (const rule of egress.spec.egress.slice(2))
     expect(rule.to[0].podSelector.matchLabels['app.kubernetes.io/name']).toBe('chain-gateway');
+  checkMetadataFenced(objects);
 }
 
 /** Every overlay, alone and with the components that fit it. */
 const RENDERS: { overlay: string; components: string[] }[] = [
   { overlay: 'devnet', components: [] },
   { overlay: 'devnet', components: ['monitoring'] },
+  { overlay: 'devnet', components: ['tracing'] },
   { overlay: 'devnet', components: ['ingress'] },
+  { overlay: 'devnet', components: ['gateway-api'] },
   { overlay: 'single', components: [] },
   { overlay: 'single', components: ['monitoring'] },
+  { overlay: 'single', components: ['tracing'] },
   { overlay: 'single', components: ['ingress'] },
+  { overlay: 'single', components: ['gateway-api'] },
   { overlay: 'single', components: ['ingress', 'monitoring'] },
+  { overlay: 'single', components: ['gateway-api', 'monitoring', 'tracing'] },
   { overlay: 'scaled', components: [] },
   { overlay: 'scaled', components: ['monitoring'] },
+  { overlay: 'scaled', components: ['tracing'] },
   { overlay: 'scaled', components: ['ingress'] },
+  { overlay: 'scaled', components: ['gateway-api'] },
   { overlay: 'scaled', components: ['streams-autoscaling'] },
-  { overlay: 'scaled', components: ['ingress', 'monitoring', 'streams-autoscaling'] },
+  { overlay: 'scaled', components: ['ingress', 'monitoring', 'tracing', 'streams-autoscaling'] },
+  { overlay: 'scaled', components: ['gateway-api', 'monitoring', 'tracing', 'streams-autoscaling'] },
 ];
+
+/** The components an overlay adds (autoscaling and redis come with the scaled overlay). */
+const IN_OVERLAYS = ['autoscaling', 'redis'];
 
 describe.skipIf(!kubectl)('deploy/k8s', () => {
   for (const { overlay, components } of RENDERS) {
@@ -328,6 +494,15 @@ describe.skipIf(!kubectl)('deploy/k8s', () => {
       checkGateway(objects);
     });
   }
+
+  it('renders every component of deploy/k8s/components, with every overlay', () => {
+    const components = readdirSync('deploy/k8s/components').sort();
+    const rendered = new Set([...IN_OVERLAYS, ...RENDERS.flatMap((r) => r.components)]);
+    expect(components.filter((c) => !rendered.has(c))).toEqual([]);
+    expect(readdirSync('deploy/k8s/overlays').sort()).toEqual(
+      [...new Set(RENDERS.map((r) => r.overlay))].sort(),
+    );
+  });
 
   it('rejects an object that breaks its schema (the check is not a no-op)', async () => {
     const objects = await render('scaled', ['monitoring']);
@@ -341,6 +516,20 @@ describe.skipIf(!kubectl)('deploy/k8s', () => {
     monitor.spec.podMetricsEndpoints[0].targetPort = monitor.spec.podMetricsEndpoints[0].port;
     delete monitor.spec.podMetricsEndpoints[0].port;
     await expect(validate(monitor)).rejects.toThrow(/podMetricsEndpoints\/port/);
+    const route = structuredClone(one(await render('single', ['gateway-api']), 'HTTPRoute', 'chain-gateway'));
+    route.spec.rules[0].timeouts = { request: '30s', backendRequest: '1m' };
+    await expect(validate(route)).rejects.toThrow(/backendRequest timeout cannot be longer/);
+    route.spec.rules[0].timeouts = { request: 'forever' };
+    await expect(validate(route)).rejects.toThrow(/not a Gateway API Duration/);
+    route.spec.rules[0].timeouts = { request: '0s' };
+    route.spec.rules[0].backendRefs[0].port = 'http';
+    await expect(validate(route)).rejects.toThrow(/backendRefs\/port/);
+    // The metadata fence: a rule to anywhere, or all of IPv4 with no hole, is refused.
+    const fence = structuredClone(one(objects, 'NetworkPolicy', 'chain-gateway'));
+    fence.spec.egress.push({ ports: [{ protocol: 'TCP', port: 8443 }] });
+    expect(() => checkMetadataFenced([fence])).toThrow(/an egress rule to anywhere/);
+    fence.spec.egress[fence.spec.egress.length - 1].to = [{ ipBlock: { cidr: '0.0.0.0/0' } }];
+    expect(() => checkMetadataFenced([fence])).toThrow(/0\.0\.0\.0\/0/);
   });
 
   it('devnet: one pod on the embedded devnet, asked for by name, with no Secret needed', async () => {
@@ -364,7 +553,7 @@ describe.skipIf(!kubectl)('deploy/k8s', () => {
     expect(container.env.map((e: any) => e.name)).not.toContain('REDIS_URL');
   });
 
-  it('scaled: 3 to 10 gateway pods by CPU, spread over nodes, sharing the Redis beside them', async () => {
+  it('scaled: 3 to 10 gateway pods by CPU, spread over zones and nodes, sharing the Redis beside them', async () => {
     const objects = await render('scaled');
     expect(kindsAndNames(objects)).toEqual(
       [
@@ -375,7 +564,7 @@ describe.skipIf(!kubectl)('deploy/k8s', () => {
         'Service redis',
       ].sort(),
     );
-    const { deployment, podLabels } = checkGateway(objects);
+    const { deployment } = checkGateway(objects);
     // The autoscaler owns the count: none in the Deployment, which an apply would reset to.
     expect(deployment.spec.replicas).toBeUndefined();
     const hpa = one(objects, 'HorizontalPodAutoscaler', 'chain-gateway');
@@ -391,18 +580,10 @@ describe.skipIf(!kubectl)('deploy/k8s', () => {
         resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } },
       },
     ]);
-    expect(deployment.spec.template.spec.topologySpreadConstraints).toEqual([
-      {
-        maxSkew: 1,
-        topologyKey: 'kubernetes.io/hostname',
-        whenUnsatisfiable: 'ScheduleAnyway',
-        labelSelector: { matchLabels: podLabels },
-      },
-    ]);
     checkRedis(objects, hpa.spec.maxReplicas);
   });
 
-  it('monitoring: each pod scraped on its metrics port, the alerts, and traces to the collector', async () => {
+  it('monitoring: each pod scraped on its metrics port, and the alerts; no traces (the tracing component)', async () => {
     const objects = await render('scaled', ['monitoring']);
     const { config, container, podLabels } = checkGateway(objects);
     const monitor = one(objects, 'PodMonitor', 'chain-gateway');
@@ -414,6 +595,16 @@ describe.skipIf(!kubectl)('deploy/k8s', () => {
     // The rules, as deploy/monitoring/rules.yaml holds them (test/deploy/monitoring.test.ts checks those).
     const rules = one(objects, 'PrometheusRule', 'chain-gateway');
     expect(rules.spec.groups).toEqual(parse(readFileSync('deploy/monitoring/rules.yaml', 'utf8')).groups);
+    expect(config.data.OTEL_EXPORTER_OTLP_ENDPOINT).toBeUndefined();
+    expect(objects.filter((o) => o.metadata.name.startsWith('otel-collector'))).toEqual([]);
+  });
+
+  it('tracing: 5 % of the traces that start here, to a collector that exports them to your backend', async () => {
+    const objects = await render('scaled', ['tracing']);
+    const { config, podLabels } = checkGateway(objects);
+    // Parent-based: a caller's decision is followed; the ratio is for the traces that start here.
+    expect(config.data.OTEL_TRACES_SAMPLER).toBe('parentbased_traceidratio');
+    expect(Number(config.data.OTEL_TRACES_SAMPLER_ARG)).toBe(0.05);
     checkCollector(objects, config, podLabels);
   });
 
@@ -437,6 +628,32 @@ describe.skipIf(!kubectl)('deploy/k8s', () => {
     });
   });
 
+  it('gateway-api: /graphql only, to the Service, from the Gateway you name, with no deadline for streams', async () => {
+    const objects = await render('scaled', ['gateway-api']);
+    const route = one(objects, 'HTTPRoute', 'chain-gateway');
+    expect(route.apiVersion).toBe('gateway.networking.k8s.io/v1');
+    expect(route.spec.parentRefs).toEqual([
+      { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'public', namespace: 'gateway-system' },
+    ]);
+    expect(route.spec.hostnames).toEqual(['chain-gateway.example']);
+    expect(route.spec.rules).toHaveLength(1);
+    const [rule] = route.spec.rules;
+    expect(rule.matches).toEqual([{ path: { type: 'Exact', value: '/graphql' } }]);
+    // The Service's serving port, by number (the Gateway API has no named ports).
+    const [port] = one(objects, 'Service', 'chain-gateway').spec.ports;
+    expect(port.name).toBe('http');
+    expect(rule.backendRefs).toEqual([
+      { group: '', kind: 'Service', name: 'chain-gateway', port: port.port },
+    ]);
+    // No timeout cuts a stream: 0s (none) or at least an hour, for the request and each backend call.
+    const { request, backendRequest } = rule.timeouts;
+    for (const timeout of [request, backendRequest]) {
+      const ms = durationMs(timeout);
+      expect(ms === 0 || ms >= 3_600_000, `timeout ${timeout}`).toBe(true);
+    }
+    expect([request, backendRequest]).toEqual(['0s', '0s']);
+  });
+
   it('streams-autoscaling: the autoscaler also keeps streams per pod at half of MAX_SUBSCRIPTIONS', async () => {
     const objects = await render('scaled', ['streams-autoscaling']);
     const { config } = checkGateway(objects);
@@ -456,7 +673,35 @@ describe.skipIf(!kubectl)('deploy/k8s', () => {
     ]);
   });
 
-  it("renders docs/deploy.md's overlay: the registry's image by digest, the upstreams, ingress and monitoring", async () => {
+  it("names another monitoring namespace as docs/deploy.md's patch does: the metrics port admits that one alone", async () => {
+    const docs = readFileSync('docs/deploy.md', 'utf8');
+    // The first YAML block after the sentence, indented as the list item it belongs to.
+    const [, indent = '', block = ''] =
+      /\n( *)```yaml\n((?:\1.*\n)*?)\1```/.exec(
+        docs.slice(docs.indexOf('If your Prometheus runs in another namespace')),
+      ) ?? [];
+    const { patches } = parse(block.replace(new RegExp(`^${indent}`, 'gm'), ''));
+    expect(patches[0].target).toEqual({ kind: 'NetworkPolicy', name: 'chain-gateway' });
+    const objects = await renderKustomization((path) =>
+      stringify({
+        apiVersion: 'kustomize.config.k8s.io/v1beta1',
+        kind: 'Kustomization',
+        resources: [path('deploy/k8s/overlays/single')],
+        patches,
+      }),
+    );
+    const policy = one(objects, 'NetworkPolicy', 'chain-gateway');
+    await expect(validate(policy)).resolves.toBeUndefined();
+    expect(policy.spec.ingress).toEqual([
+      { ports: [{ protocol: 'TCP', port: 'http' }] },
+      {
+        from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'observability' } } }],
+        ports: [{ protocol: 'TCP', port: 'metrics' }],
+      },
+    ]);
+  });
+
+  it("renders docs/deploy.md's overlay: the registry's image by digest, the upstreams, route, monitoring and traces", async () => {
     const docs = readFileSync('docs/deploy.md', 'utf8');
     const [, overlay = ''] = /```yaml\n(# my-gateway\/kustomization\.yaml\n[\s\S]*?)```/.exec(docs) ?? [];
     expect(overlay).toContain('../chain-gateway/deploy/k8s/overlays/scaled');
@@ -464,23 +709,94 @@ describe.skipIf(!kubectl)('deploy/k8s', () => {
       overlay.replaceAll('../chain-gateway/', `${path('.')}/`),
     );
     for (const object of objects) await expect(validate(object)).resolves.toBeUndefined();
-    const { deployment, config, container } = checkGateway(objects);
+    const { deployment, config, container, podLabels } = checkGateway(objects);
     expect(container.image).toMatch(/^registry\.example\.com\/chain-gateway@sha256:[0-9a-f]{64}$/);
     expect(deployment.metadata.namespace).toBe('chain-gateway');
     expect(kindsAndNames(objects)).toEqual(
-      expect.arrayContaining(['Ingress chain-gateway', 'PodMonitor chain-gateway', 'Deployment redis']),
+      expect.arrayContaining([
+        'HTTPRoute chain-gateway',
+        'PodMonitor chain-gateway',
+        'Deployment redis',
+        'Deployment otel-collector',
+      ]),
     );
+    expect(objects.filter((o) => o.kind === 'Ingress')).toEqual([]);
     // The three upstreams, over HTTPS, and no devnet.
     const urls = ['SCAN_URL', 'EXPLORER_URL', 'STAKE_URL'].map((key) => new URL(config.data[key]).protocol);
     expect(urls).toEqual(['https:', 'https:', 'https:']);
     expect(config.data.DEVNET).toBeUndefined();
     expect(config.data.OTEL_EXPORTER_OTLP_ENDPOINT).toBe('http://otel-collector:4318');
+    expect(config.data.OTEL_TRACES_SAMPLER).toBe('parentbased_traceidratio');
+    checkCollector(objects, config, podLabels);
+    expect(byPrefix(objects, 'ConfigMap', 'otel-collector').data.TRACE_BACKEND_ENDPOINT).toBe(
+      'http://tempo-distributor.observability:4318',
+    );
     expect(container.envFrom[1]).toEqual({ secretRef: { name: 'chain-gateway' } });
-    expect(one(objects, 'Ingress', 'chain-gateway').spec.rules[0].host).toBe('graphql.example.com');
+    // The Gateway the operator names, the host, and the route's own timeouts kept.
+    const route = one(objects, 'HTTPRoute', 'chain-gateway');
+    expect(route.spec.parentRefs).toEqual([
+      { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'external', namespace: 'gateway-infra' },
+    ]);
+    expect(route.spec.hostnames).toEqual(['graphql.example.com']);
+    expect(route.spec.rules[0].timeouts).toEqual({ request: '0s', backendRequest: '0s' });
     // Picked up by kube-prometheus-stack's Prometheus, whose selectors want its release's label.
     expect(one(objects, 'PodMonitor', 'chain-gateway').metadata.labels.release).toBe('kube-prometheus-stack');
     expect(one(objects, 'PrometheusRule', 'chain-gateway').metadata.labels.release).toBe(
       'kube-prometheus-stack',
+    );
+  });
+});
+
+/** The shell blocks of one section of docs/deploy.md (from its heading to the next of its level). */
+function docSection(heading: string): string {
+  const docs = readFileSync('docs/deploy.md', 'utf8');
+  const start = docs.indexOf(`\n${heading}\n`);
+  expect(start, heading).toBeGreaterThan(-1);
+  const level = (heading.split(' ')[0] as string).length;
+  const rest = docs.slice(start + heading.length + 2);
+  const end = new RegExp(`\\n#{1,${level}} `).exec(rest)?.index;
+  const section = rest.slice(0, end);
+  return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]).join('\n');
+}
+
+/**
+ * Each `kubectl patch secret` of the commands, with its type and its payload parsed: a merge patch's
+ * `printf` format filled with hex (what `openssl rand -hex` and the Secret's own values give).
+ */
+function secretPatches(commands: string) {
+  const joined = commands.replace(/\s*\\\n\s*/g, ' ');
+  return [
+    ...joined.matchAll(/kubectl -n chain-gateway patch secret chain-gateway --type (\w+) -p (.*)/g),
+  ].map(([, type, arg = '']) => {
+    const printf = /^"\$\(printf '([^']*)'/.exec(arg);
+    const literal = /^'([^']*)'/.exec(arg);
+    const payload = printf ? (printf[1] as string).replaceAll('%s', 'ab'.repeat(32)) : literal?.[1];
+    return { type, payload: JSON.parse(payload as string) };
+  });
+}
+
+describe('docs/deploy.md, Rotating CURSOR_SECRET', () => {
+  it('patches the keys it changes and leaves the rest of the Secret (REDIS_PASSWORD) as it is', () => {
+    const commands = docSection('### Rotating CURSOR_SECRET');
+    // No Secret made again from literals, where a key left out (or an empty variable) is lost.
+    expect(commands).not.toMatch(/create secret|--from-literal|kubectl[^\n]* apply/);
+    expect(secretPatches(commands)).toEqual([
+      // Step 1: the new secret, the old one as previous.
+      {
+        type: 'merge',
+        payload: { stringData: { CURSOR_SECRET: 'ab'.repeat(32), CURSOR_SECRET_PREVIOUS: 'ab'.repeat(32) } },
+      },
+      // Step 2: the previous one dropped, by its key alone.
+      { type: 'json', payload: [{ op: 'remove', path: '/data/CURSOR_SECRET_PREVIOUS' }] },
+      // A new Redis password, by its key alone.
+      { type: 'merge', payload: { stringData: { REDIS_PASSWORD: 'ab'.repeat(32) } } },
+    ]);
+    // The old secret is read before it is replaced, and each patch is followed by a restart.
+    expect(commands.indexOf("jsonpath='{.data.CURSOR_SECRET}'")).toBeLessThan(
+      commands.indexOf('patch secret'),
+    );
+    expect(commands.match(/rollout restart deployment\/(redis )?(deployment\/)?chain-gateway/g)).toHaveLength(
+      3,
     );
   });
 });
@@ -568,12 +884,20 @@ function checkRedisFence(
     { from: [{ podSelector: { matchLabels: gatewayLabels } }], ports: [{ protocol: 'TCP', port: 6379 }] },
   ]);
   const egress = one(objects, 'NetworkPolicy', 'chain-gateway').spec.egress;
-  expect(
-    egress.some((rule: any) => rule.to && selects(rule.to[0].podSelector.matchLabels, redisLabels)),
-  ).toBe(true);
+  expect(egress.some((rule: any) => reachesPods(rule, redisLabels))).toBe(true);
 }
 
-/** The collector: OTLP/HTTP on the port the gateways' endpoint names, reached by gateways only. */
+/** Whether an egress rule names pods with these labels. */
+const reachesPods = (rule: any, labels: Record<string, string>) =>
+  rule.to.some((peer: any) => peer.podSelector && selects(peer.podSelector.matchLabels, labels));
+
+/** The collector's image: the contrib distribution, one exact release of 2026 (0.143.0 was its first). */
+const COLLECTOR_IMAGE = /^docker\.io\/otel\/opentelemetry-collector-contrib:0\.(\d+)\.\d+$/;
+
+/**
+ * The collector: OTLP/HTTP on the port the gateways' endpoint names, reached by gateways only; a
+ * current release, its memory bounded, exporting over OTLP to the backend the operator names.
+ */
 function checkCollector(objects: K8sObject[], config: K8sObject, gatewayLabels: Record<string, string>) {
   const endpoint = new URL(config.data.OTEL_EXPORTER_OTLP_ENDPOINT);
   expect(endpoint.protocol).toBe('http:');
@@ -585,25 +909,58 @@ function checkCollector(objects: K8sObject[], config: K8sObject, gatewayLabels: 
     { name: 'otlp-http', port: Number(endpoint.port), targetPort: 'otlp-http', protocol: 'TCP' },
   ]);
   const [container] = collector.spec.template.spec.containers;
+  expect(Number(COLLECTOR_IMAGE.exec(container.image)?.[1])).toBeGreaterThanOrEqual(143);
+  // The compose file runs the same release.
+  const compose = parse(readFileSync('deploy/compose.yaml', 'utf8'));
+  expect(compose.services['otel-collector'].image).toBe(container.image);
   const port = container.ports.find((p: any) => p.name === 'otlp-http').containerPort;
   // Its configuration, from the generated ConfigMap the pod mounts, receives on that port.
   const configMap = byPrefix(objects, 'ConfigMap', 'otel-collector');
   expect(collector.spec.template.spec.volumes).toEqual([
-    { name: 'config', configMap: { name: configMap.metadata.name } },
+    {
+      name: 'config',
+      configMap: { name: configMap.metadata.name, items: [{ key: 'config.yaml', path: 'config.yaml' }] },
+    },
   ]);
   const pipeline = parse(configMap.data['config.yaml']);
   expect(pipeline.receivers.otlp.protocols.http.endpoint).toBe(`0.0.0.0:${port}`);
-  expect(pipeline.service.pipelines.traces.receivers).toEqual(['otlp']);
+  const traces = pipeline.service.pipelines.traces;
+  expect(traces.receivers).toEqual(['otlp']);
+  // Memory first (refusing before the container outgrows its limit), then batches.
+  expect(traces.processors).toEqual(['memory_limiter', 'batch']);
+  expect(pipeline.processors.memory_limiter.limit_percentage).toBe(80);
+  // Spans go somewhere: OTLP to the backend the ConfigMap's key names, never only `debug`'s log.
+  expect(traces.exporters).toEqual(['otlp_http']);
+  // The collector's own expansion of an environment variable (not a template string's).
+  expect(pipeline.exporters.otlp_http.endpoint).toBe(['$', '{env:TRACE_BACKEND_ENDPOINT}'].join(''));
+  expect(container.env).toEqual(
+    expect.arrayContaining([
+      {
+        name: 'TRACE_BACKEND_ENDPOINT',
+        valueFrom: { configMapKeyRef: { name: configMap.metadata.name, key: 'TRACE_BACKEND_ENDPOINT' } },
+      },
+    ]),
+  );
+  expect(new URL(configMap.data.TRACE_BACKEND_ENDPOINT).protocol).toMatch(/^https?:$/);
+  const health = container.ports.find((p: any) => p.name === 'health').containerPort;
+  expect(pipeline.extensions.health_check.endpoint).toBe(`0.0.0.0:${health}`);
+  expect(container.readinessProbe.httpGet.port).toBe('health');
   expect(container.args).toEqual(['--config=/etc/otelcol/config.yaml']);
   expect(container.securityContext.readOnlyRootFilesystem).toBe(true);
   const fence = one(objects, 'NetworkPolicy', 'otel-collector');
   expect(fence.spec.podSelector.matchLabels).toEqual(labels);
+  expect(fence.spec.policyTypes).toEqual(['Ingress', 'Egress']);
   expect(fence.spec.ingress).toEqual([
     { from: [{ podSelector: { matchLabels: gatewayLabels } }], ports: [{ protocol: 'TCP', port }] },
   ]);
+  // Out: DNS and the backend, in the cluster or outside it, on any port, but not the metadata address.
+  expect(fence.spec.egress.map((rule: any) => ({ to: rule.to.map(peerName), ports: rule.ports }))).toEqual([
+    {
+      to: ['any pod', `0.0.0.0/0 except ${METADATA.v4}`, `::/0 except ${METADATA.v6}`],
+      ports: undefined,
+    },
+  ]);
   const egress = one(objects, 'NetworkPolicy', 'chain-gateway').spec.egress;
-  const toCollector = egress.find(
-    (rule: any) => rule.to && selects(rule.to[0].podSelector.matchLabels, labels),
-  );
+  const toCollector = egress.find((rule: any) => reachesPods(rule, labels));
   expect(toCollector.ports).toEqual([{ protocol: 'TCP', port }]);
 }
