@@ -90,7 +90,8 @@ export class SourcePoller<S> {
         this.outcome('undecided');
         return;
       }
-      // A process that just became the poller continues from what the previous one delivered.
+      // A process that just became the poller continues from what the previous one delivered (or
+      // from its own last state, when the stored one is older than what it has seen: bus.ts).
       if (claimed.claim === 'taken') this.state = claimed.state as S | null;
       await bus.hold(this.source.key, () => this.poll(generation));
     } catch (error) {

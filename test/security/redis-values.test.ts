@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createGateway, type GatewayOptions } from '../../src/gateway.js';
+import { deploymentPrefix } from '../../src/scale/redis.js';
 import { sharedKeyPrefix } from '../../src/scale/shared-cache.js';
 import { printedSchema } from '../../src/schema/print.js';
 import { listen, parseAnswer, testSettings, useDevnetAndRedis } from '../gateway/helpers.js';
@@ -55,9 +56,12 @@ describe('values read back from Redis are authenticated', () => {
     return served.url;
   }
 
-  /** The deployment's key prefix, as the gateways build it (schema, format and upstreams). */
+  /** The deployment's key prefix, as the gateways build it (schema, format, upstreams and secret). */
   const prefix = () =>
-    sharedKeyPrefix(printedSchema(), { urls: env.devnet.urls, dialects: testSettings().dialects });
+    deploymentPrefix(
+      sharedKeyPrefix(printedSchema(), { urls: env.devnet.urls, dialects: testSettings().dialects }),
+      SECRET,
+    );
 
   async function post(url: string, body: Record<string, unknown>) {
     const res = await fetch(url, {
@@ -127,7 +131,7 @@ describe('values read back from Redis are authenticated', () => {
       const real = await post(a, { query: VALIDATORS_QUERY });
       expect(real.data.validators.nodes).toHaveLength(3);
       const asked = env.devnet.requests.map((r) => r.path);
-      const key = await keyOf('*validators:list');
+      const key = await keyOf('*validators:{list}');
       const list = jsonOf((await env.inspect.get(key)) as string);
       list.validators[0].moniker = 'Forged by a neighbour';
       await env.inspect.set(key, forgedEntry(list), 'PX', PLANTED_MS);
@@ -147,11 +151,11 @@ describe('values read back from Redis are authenticated', () => {
       const sub = await subscribe(url, BLOCKS);
       expect(sub.status).toBe(200);
       // The first poll found the head (and stored it), and the channel is listened to.
-      await keyOf('*live:state:blocks');
+      await keyOf('*live:state:{blocks}');
       let channel: string | undefined;
       await until(
         async () => {
-          [channel] = (await env.inspect.call('PUBSUB', 'CHANNELS', '*live:events:blocks')) as string[];
+          [channel] = (await env.inspect.call('PUBSUB', 'CHANNELS', '*live:events:{blocks}')) as string[];
           return channel !== undefined;
         },
         { what: "the blocks' events channel listened to" },
@@ -173,7 +177,7 @@ describe('values read back from Redis are authenticated', () => {
         const url = await start();
         const sub = await subscribe(url, FAILED, { token: env.devnet.token });
         expect(sub.status).toBe(200);
-        const stateKey = await keyOf('*live:state:failed:*');
+        const stateKey = await keyOf('*live:state:{failed:*');
         const added: string[] = [];
         while (added.length < 3) added.push(...env.devnet.advance(1).failedTxs);
         const events = (await sub.take(added.length)).map((e) => e.data.failedTransactionAdded);
@@ -196,12 +200,12 @@ describe('values read back from Redis are authenticated', () => {
     });
 
     it('does not let a forged lease stop the polls', async () => {
-      const lease = `${prefix()}live:lease:blocks`;
+      const lease = `${prefix()}live:lease:{blocks}`;
       await env.inspect.set(lease, 'ffffffffffffffff', 'PX', PLANTED_MS);
       const url = await start();
       const sub = await subscribe(url, BLOCKS);
       expect(sub.status).toBe(200);
-      await until(async () => (await env.inspect.keys('*live:state:blocks')).length === 1, {
+      await until(async () => (await env.inspect.keys('*live:state:{blocks}')).length === 1, {
         within: 10_000,
         what: 'a first poll despite the forged lease',
       });
@@ -218,8 +222,8 @@ describe('values read back from Redis are authenticated', () => {
       const url = await start({ live: { ...loadConfig({}).live, pollMs: 60_000, leaseMs: 60_000 } });
       const sub = await subscribe(url, BLOCKS);
       expect(sub.status).toBe(200);
-      await keyOf('*live:state:blocks');
-      await env.inspect.set(`${prefix()}live:lease:blocks`, 'a-forged-holder', 'PX', PLANTED_MS);
+      await keyOf('*live:state:{blocks}');
+      await env.inspect.set(`${prefix()}live:lease:{blocks}`, 'a-forged-holder', 'PX', PLANTED_MS);
       // /readyz answers at once with the last check it finished: the first one is under way.
       let ready: any;
       await until(
@@ -235,7 +239,7 @@ describe('values read back from Redis are authenticated', () => {
     });
 
     it('does not take over a forged state', async () => {
-      const stateKey = `${prefix()}live:state:blocks`;
+      const stateKey = `${prefix()}live:state:{blocks}`;
       // A head no chain reaches: taken over, every block would be skipped.
       const planted = '{"head": 1000000000}';
       await env.inspect.set(stateKey, planted, 'PX', PLANTED_MS);
@@ -260,8 +264,8 @@ describe('values read back from Redis are authenticated', () => {
     it('does not run a document planted under its own hash without the deployment’s key', async () => {
       const document = '{ block(height: 3) { height hash } }';
       const hash = sha256(document);
-      await env.inspect.hset(`${prefix()}apq:documents`, hash, document);
-      await env.inspect.zadd(`${prefix()}apq:registered`, Date.now(), hash);
+      await env.inspect.hset(`${prefix()}{apq}:documents`, hash, document);
+      await env.inspect.zadd(`${prefix()}{apq}:registered`, Date.now(), hash);
       const url = await start();
       const answer = await post(url, { extensions: persisted(hash) });
       expect(answer.errors?.[0]?.extensions.code).toBe('PERSISTED_QUERY_NOT_FOUND');
@@ -271,7 +275,7 @@ describe('values read back from Redis are authenticated', () => {
       // The client sends the document with its hash, as Apollo's link does: registered, it replaces
       // the planted entry, and another instance runs it by hash alone.
       expect((await post(url, { query: document, extensions: persisted(hash) })).data.block.height).toBe(3);
-      await until(async () => (await env.inspect.hget(`${prefix()}apq:documents`, hash)) !== document, {
+      await until(async () => (await env.inspect.hget(`${prefix()}{apq}:documents`, hash)) !== document, {
         what: 'the planted document replaced by the registered one',
       });
       const other = await start();
