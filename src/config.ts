@@ -10,6 +10,17 @@ import type { UpstreamName } from './errors.js';
 
 export class ConfigError extends Error {}
 
+/** package.json's version: the gateway's release, in `build_info` and the start banner. */
+export const PACKAGE_VERSION: string = JSON.parse(
+  readFileSync(new URL('../package.json', import.meta.url), 'utf8'),
+).version;
+
+/** What a process runs: its version, and BUILD_REVISION (the image's source revision; `unknown` unset). */
+export interface BuildInfo {
+  version: string;
+  revision: string;
+}
+
 type Env = Record<string, string | undefined>;
 
 /** The base URL of each upstream service (SCAN_URL, EXPLORER_URL, STAKE_URL). */
@@ -57,6 +68,7 @@ export interface Config {
   /** How long an open circuit waits before a trial call. */
   circuitHalfOpenMs: number;
   production: boolean;
+  build: BuildInfo;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   introspection: boolean;
   graphiql: boolean;
@@ -85,6 +97,11 @@ export interface Config {
    * production): a secret derived from the deployment's upstreams.
    */
   cursorSecret: string | null;
+  /**
+   * CURSOR_SECRET_PREVIOUS: during a rotation, the secret being replaced. What it signed (cursors,
+   * values in Redis) is still accepted; nothing new is signed with it. Only beside CURSOR_SECRET.
+   */
+  cursorSecretPrevious: string | null;
   dialects: DialectConfig;
   cors: CorsConfig;
   tracing: TracingConfig;
@@ -114,6 +131,7 @@ export type GatewaySettings = Pick<
   | 'scale'
   | 'live'
   | 'cursorSecret'
+  | 'cursorSecretPrevious'
   | 'apq'
 >;
 
@@ -182,6 +200,12 @@ export interface ServerLimits {
    */
   maxInflightBodyBytes: number;
   /**
+   * MAX_INFLIGHT_BODY_BYTES_PER_CLIENT: the share of MAX_INFLIGHT_BODY_BYTES one client (the rate
+   * limit's: an IPv4 address or an IPv6 /64) may hold; a request whose body would go beyond is
+   * answered 429 before anything reads it (src/http/intake.ts).
+   */
+  maxInflightBodyBytesPerClient: number;
+  /**
    * MAX_CONNECTIONS_PER_CLIENT: a client's open connections (TRUST_PROXY = 0), or its requests in
    * flight, streams included (TRUST_PROXY > 0, where every socket is a proxy's); beyond it, 429.
    */
@@ -193,6 +217,8 @@ export interface ServerLimits {
    * more, but never more than BODY_TIMEOUT_MS ahead; a body whose allowance runs out is cut, 408.
    */
   bodyTimeoutMs: number;
+  /** BODY_FIRST_BYTE_MS: a request body of which nothing has arrived within it is cut, 408. */
+  bodyFirstByteMs: number;
   /**
    * SHUTDOWN_DELAY_MS: after SIGTERM, how long the process keeps serving (with `/readyz` at 503, so
    * that load balancers stop sending it requests) before it completes its streams and drains.
@@ -235,6 +261,8 @@ export interface CorsConfig {
   origins: readonly string[];
   /** Any `http://localhost:<port>` or `http://127.0.0.1:<port>`: the devnet default without CORS_ORIGINS. */
   localhost: boolean;
+  /** Request headers a page may send besides the default ones (CORS_ALLOW_HEADERS), lower-cased; none when absent. */
+  allowHeaders?: readonly string[];
 }
 
 /** What the gateway needs to read both upstream dialects (contract.md §5, real-upstreams.md). */
@@ -360,6 +388,25 @@ function origins(env: Env): readonly string[] {
   );
 }
 
+/** A header name: an RFC 7230 token. */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$/;
+
+function allowHeaders(env: Env): readonly string[] {
+  const raw = env.CORS_ALLOW_HEADERS;
+  if (raw === undefined || raw.trim() === '') return Object.freeze([]);
+  return Object.freeze(
+    raw.split(',').map((part) => {
+      const name = part.trim();
+      if (!HEADER_NAME.test(name)) {
+        throw new ConfigError(
+          `CORS_ALLOW_HEADERS must list header names such as x-app-build, separated by commas, got "${name}"`,
+        );
+      }
+      return name.toLowerCase();
+    }),
+  );
+}
+
 function tracing(env: Env): TracingConfig {
   const protocol =
     env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL || env.OTEL_EXPORTER_OTLP_PROTOCOL || 'http/protobuf';
@@ -422,18 +469,36 @@ function serverLimits(env: Env, streams: LiveConfig, requestBytes: number): Serv
     // Apache's mod_reqtimeout asks 500 bytes a second; a phone on a poor link sends tens of KB a second.
     minBodyRate: int(env, 'MIN_BODY_RATE', 1_000, 1, 1_000_000_000),
     bodyTimeoutMs: int(env, 'BODY_TIMEOUT_MS', 10_000, 100, 3_600_000),
+    // A client sends its body with its headers, or right after a 100 Continue: two seconds is a
+    // lost packet's retransmission and then some.
+    bodyFirstByteMs: int(env, 'BODY_FIRST_BYTE_MS', 2_000, 100, 3_600_000),
   };
+  // A few bodies at the cap at once: no client may hold the whole budget with stalled bodies.
+  const maxInflightBodyBytesPerClient = int(
+    env,
+    'MAX_INFLIGHT_BODY_BYTES_PER_CLIENT',
+    Math.min(4 * requestBytes, limits.maxInflightBodyBytes),
+    1_000,
+    100_000_000_000,
+  );
   // node:http checks both timeouts on the same clock and refuses a request timeout below the headers'.
   if (limits.requestTimeoutMs < limits.headersTimeoutMs)
     throw new ConfigError('REQUEST_TIMEOUT_MS must be at least HEADERS_TIMEOUT_MS');
   // A body the cap allows must fit the budget on its own, or it could never be admitted.
   if (limits.maxInflightBodyBytes < requestBytes)
     throw new ConfigError('MAX_INFLIGHT_BODY_BYTES must be at least MAX_REQUEST_BYTES');
+  if (
+    maxInflightBodyBytesPerClient < requestBytes ||
+    maxInflightBodyBytesPerClient > limits.maxInflightBodyBytes
+  )
+    throw new ConfigError(
+      'MAX_INFLIGHT_BODY_BYTES_PER_CLIENT must be at least MAX_REQUEST_BYTES and at most MAX_INFLIGHT_BODY_BYTES',
+    );
   // Every stream holds a connection (or is a request in flight): a client at its stream cap must
   // still have connections left for its queries.
   if (limits.maxConnectionsPerClient <= streams.maxSubscriptionsPerClient)
     throw new ConfigError('MAX_CONNECTIONS_PER_CLIENT must be more than MAX_SUBSCRIPTIONS_PER_CLIENT');
-  return Object.freeze(limits);
+  return Object.freeze({ ...limits, maxInflightBodyBytesPerClient });
 }
 
 function workers(env: Env): number {
@@ -441,17 +506,114 @@ function workers(env: Env): number {
   return int(env, 'WORKERS', 1, 1, 256);
 }
 
+/** A Redis Cluster as REDIS_URL names it: seed nodes (the others are found from them), TLS, credentials. */
+export interface RedisClusterTarget {
+  nodes: { host: string; port: number }[];
+  tls: boolean;
+  /** The user info as written (null: none); an empty password is refused at start (`redisUrl`). */
+  auth: { username: string; password: string } | null;
+}
+
+/** `host`, `host:port` or `[v6]:port`, as a seed node (port 6379 unless written). */
+function seedNode(text: string): { host: string; port: number } {
+  const found = /^(?:\[([0-9a-f:.]+)\]|([a-z0-9.-]+))(?::(\d{1,5}))?$/i.exec(text);
+  const port = Number(found?.[3] ?? 6379);
+  if (!found || port < 1 || port > 65_535) {
+    throw new ConfigError(`REDIS_URL names "${text.slice(0, 80)}" as a cluster node: expected host:port`);
+  }
+  return { host: (found[1] ?? found[2]) as string, port };
+}
+
+/**
+ * A REDIS_URL that names a Redis Cluster, with the schemes Apollo Router uses: `redis-cluster://`
+ * (TCP) or `rediss-cluster://` (TLS), then `[user:password@]host:port[,host:port…]`; further seed
+ * nodes may also come as Apollo Router writes them, `?node=host:port&node=…`. A cluster has one
+ * database, so a path other than `/0` is refused, as is any other parameter. Null for a URL of any
+ * other scheme; a cluster URL that names no node throws.
+ */
+export function redisCluster(url: string): RedisClusterTarget | null {
+  const found = /^(rediss?)-cluster:\/\/([^/?#]*)(\/[^?#]*)?(?:\?([^#]*))?$/i.exec(url);
+  if (!found) {
+    if (/^rediss?-cluster:/i.test(url)) throw new ConfigError('REDIS_URL is not a well-formed cluster URL');
+    return null;
+  }
+  const [, scheme, authority = '', path = '', query = ''] = found;
+  const at = authority.lastIndexOf('@');
+  const hosts = authority.slice(at + 1).split(',');
+  for (const [name, value] of new URLSearchParams(query)) {
+    if (name !== 'node') {
+      throw new ConfigError(`REDIS_URL: a cluster URL takes only node= parameters, not ${name}=`);
+    }
+    hosts.push(value);
+  }
+  const nodes = hosts.filter((host) => host !== '').map(seedNode);
+  if (nodes.length === 0) {
+    throw new ConfigError('REDIS_URL names no node of the cluster: redis-cluster://host:port');
+  }
+  if (!['', '/', '/0'].includes(path)) {
+    throw new ConfigError('REDIS_URL: a Redis Cluster has database 0 only; leave the path out');
+  }
+  let auth: RedisClusterTarget['auth'] = null;
+  if (at >= 0) {
+    const info = authority.slice(0, at);
+    const colon = info.indexOf(':');
+    try {
+      auth = {
+        username: decodeURIComponent(colon < 0 ? info : info.slice(0, colon)),
+        password: colon < 0 ? '' : decodeURIComponent(info.slice(colon + 1)),
+      };
+    } catch {
+      throw new ConfigError('REDIS_URL: the user info of the cluster URL is not well percent-encoded');
+    }
+  }
+  return { nodes, tls: scheme?.toLowerCase() === 'rediss', auth };
+}
+
+/**
+ * REDIS_URL, checked in one place. A URL that names a user (or a `:`) with an empty password is
+ * refused: it is what `redis://gateway:$(REDIS_PASSWORD)@…` becomes when the Secret's password is
+ * blanked, and a Redis whose password was blanked alike would then accept anyone.
+ */
 function redisUrl(env: Env): string | null {
   const raw = env.REDIS_URL?.trim();
   if (!raw) return null;
-  let parsed: URL | null = null;
-  try {
-    parsed = new URL(raw);
-  } catch {
-    parsed = null;
+  // The password the URL writes: null without user info.
+  let password: string | null;
+  const cluster = redisCluster(raw);
+  if (cluster) {
+    password = cluster.auth?.password ?? null;
+  } else {
+    let parsed: URL | null = null;
+    try {
+      parsed = new URL(raw);
+    } catch {
+      parsed = null;
+    }
+    if (!parsed || (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:')) {
+      throw new ConfigError(
+        'REDIS_URL must be a redis://, rediss://, redis-cluster:// or rediss-cluster:// URL',
+      );
+    }
+    // WHATWG's URL drops an empty user info (`redis://:@host` has neither user nor password): read
+    // the authority as written.
+    password = /^[a-z]+:\/\/([^/?#]*)@/i.test(raw) ? parsed.password : null;
   }
-  if (!parsed || (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:')) {
-    throw new ConfigError('REDIS_URL must be a redis:// or rediss:// URL');
+  if (password === '') {
+    throw new ConfigError(
+      'REDIS_URL names a user but its password is empty: set the password (redis://user:password@host), or leave the user info out for a Redis without one',
+    );
+  }
+  return raw;
+}
+
+/** BUILD_REVISION: the source revision the image was built from (its Dockerfile sets it), a label value. */
+function buildRevision(env: Env): string {
+  const raw = env.BUILD_REVISION?.trim();
+  if (!raw) return 'unknown';
+  if (!/^[\w.+-]{1,64}$/.test(raw)) {
+    throw new ConfigError(
+      `BUILD_REVISION must be up to 64 letters, digits, '.', '+', '-' or '_', got "${raw.slice(0, 80)}"`,
+    );
   }
   return raw;
 }
@@ -522,7 +684,64 @@ function cursorSecret(env: Env, required: boolean): string | null {
   return raw;
 }
 
+/**
+ * CURSOR_SECRET_PREVIOUS: the first step of a rotation (docs/deploy.md). Without CURSOR_SECRET it
+ * would stand beside a secret derived from the upstream URLs, which is no rotation at all.
+ */
+function cursorSecretPrevious(env: Env, current: string | null): string | null {
+  const raw = env.CURSOR_SECRET_PREVIOUS || null;
+  if (raw === null) return null;
+  if (current === null) {
+    throw new ConfigError(
+      'CURSOR_SECRET_PREVIOUS is set without CURSOR_SECRET: set CURSOR_SECRET to the new secret, and CURSOR_SECRET_PREVIOUS to the one it replaces',
+    );
+  }
+  if (Buffer.byteLength(raw) < 16)
+    throw new ConfigError('CURSOR_SECRET_PREVIOUS must be at least 16 bytes long');
+  return raw === current ? null : raw;
+}
+
+/**
+ * What a process logs at start about its secret: where CURSOR_SECRET may be left unset (the
+ * devnet, real upstreams outside production), the secret derived in its place is one anyone who
+ * knows the upstream URLs can derive too.
+ */
+export function secretWarnings(config: Pick<Config, 'cursorSecret' | 'upstreams' | 'scale'>): string[] {
+  if (config.cursorSecret) return [];
+  const warnings: string[] = [];
+  if (config.upstreams) {
+    warnings.push(
+      'CURSOR_SECRET is not set: page cursors are signed with a key derived from the upstream URLs, which anyone who knows them can forge',
+    );
+  }
+  if (config.scale.redisUrl) {
+    warnings.push(
+      'CURSOR_SECRET is not set: the secret derived from the upstream URLs also signs and seals what the gateway keeps in Redis and names its keys, so that anyone who knows the URLs and reaches Redis can forge its values and read private live events',
+    );
+  }
+  return warnings;
+}
+
 const UPSTREAM_VARS = ['SCAN_URL', 'EXPLORER_URL', 'STAKE_URL'] as const;
+
+/** The variables that choose the devnet's ports, by service. */
+export const DEVNET_PORT_VARIABLES = {
+  scan: 'SCAN_PORT',
+  explorer: 'EXPLORER_PORT',
+  stake: 'STAKE_PORT',
+} as const;
+
+/**
+ * A server's failure to listen as the person who started the process reads it: a port already
+ * taken names the variable that chose it, in one line (main.ts prints a ConfigError without its
+ * stack); any other failure is returned as it is.
+ */
+export function listenError(variable: string, host: string, port: number, error: unknown): unknown {
+  if ((error as NodeJS.ErrnoException | null)?.code !== 'EADDRINUSE') return error;
+  return new ConfigError(
+    `${variable}=${port}: ${host}:${port} is already in use; stop what listens there, or set ${variable} to another port (0: any free port)`,
+  );
+}
 
 export function loadDevnetConfig(env: Env = process.env): DevnetConfig {
   const devnetDialect = dialect(env);
@@ -531,9 +750,9 @@ export function loadDevnetConfig(env: Env = process.env): DevnetConfig {
     host: env.DEVNET_HOST || '127.0.0.1',
     token: env.DEVNET_TOKEN || 'devnet-token',
     ports: Object.freeze({
-      scan: int(env, 'SCAN_PORT', 4101, 0, 65_535),
-      explorer: int(env, 'EXPLORER_PORT', 4102, 0, 65_535),
-      stake: int(env, 'STAKE_PORT', 4103, 0, 65_535),
+      scan: int(env, DEVNET_PORT_VARIABLES.scan, 4101, 0, 65_535),
+      explorer: int(env, DEVNET_PORT_VARIABLES.explorer, 4102, 0, 65_535),
+      stake: int(env, DEVNET_PORT_VARIABLES.stake, 4103, 0, 65_535),
     }),
     dialect: devnetDialect,
     stakeEnvelope: bool(env, 'DEVNET_STAKE_ENVELOPE', false),
@@ -608,6 +827,7 @@ export function loadConfig(env: Env = process.env): Config {
     circuitFailureThreshold: int(env, 'CIRCUIT_FAILURE_THRESHOLD', 5, 1, 1_000),
     circuitHalfOpenMs: int(env, 'CIRCUIT_HALF_OPEN_MS', 10_000, 1, 3_600_000),
     production,
+    build: Object.freeze({ version: PACKAGE_VERSION, revision: buildRevision(env) }),
     logLevel: logLevel(env),
     introspection: bool(env, 'GRAPHQL_INTROSPECTION', tools),
     graphiql: bool(env, 'GRAPHIQL', tools),
@@ -621,6 +841,7 @@ export function loadConfig(env: Env = process.env): Config {
     server: serverLimits(env, liveConfig, requestLimits.requestBytes),
     persistedOperationsFile: env.PERSISTED_OPERATIONS || null,
     cursorSecret: cursorSecret(env, production && given.length > 0),
+    cursorSecretPrevious: cursorSecretPrevious(env, env.CURSOR_SECRET || null),
     apq: Object.freeze({
       maxEntries: int(env, 'APQ_ENTRIES', 1_000, 1, 1_000_000),
       maxBytes: int(env, 'APQ_BYTES', 8_000_000, 10_000, 1_000_000_000),
@@ -635,6 +856,7 @@ export function loadConfig(env: Env = process.env): Config {
     cors: Object.freeze({
       origins: origins(env),
       localhost: !env.CORS_ORIGINS?.trim() && given.length === 0,
+      allowHeaders: allowHeaders(env),
     }),
     tracing: tracing(env),
     scale: scale(env),

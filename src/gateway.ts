@@ -9,11 +9,17 @@ import { PublicResponseCache } from './graphql/plugins/response-cache.js';
 import { createGatewayYoga, type GatewayYoga, gatewayContext, type YogaParts } from './graphql/yoga.js';
 import { createRequestListener } from './http/fast-path.js';
 import { EventStreams, SSE_PING_MS, SSE_RETRY_SPREAD_MS } from './http/sse.js';
+import {
+  type UpgradeListener,
+  type WebSocketOptions,
+  WebSockets,
+  WS_INIT_TIMEOUT_MS,
+} from './http/websocket.js';
 import { LiveUpdates } from './live/index.js';
 import { GatewayMetrics } from './ops/metrics.js';
 import type { Telemetry } from './ops/request-trace.js';
 import { RateLimit } from './scale/rate-limit.js';
-import { type KeyedRedis, RedisStore } from './scale/redis.js';
+import { deploymentPrefix, type KeyedRedis, RedisStore } from './scale/redis.js';
 import { RedisValues } from './scale/redis-values.js';
 import { SharedCache, sharedKeyPrefix } from './scale/shared-cache.js';
 import { CursorCodec } from './schema/cursors.js';
@@ -34,6 +40,8 @@ export interface Gateway {
   yoga: GatewayYoga;
   /** The node:http listener: Yoga, with a fast path for plain JSON POSTs (see http/fast-path.ts). */
   listener: RequestListener;
+  /** node:http's `upgrade` listener: GraphQL over WebSocket on /graphql (http/websocket.ts). */
+  upgrade: UpgradeListener;
   upstreams: Upstreams;
   /** The per-client rate limit; null when RATE_LIMIT_POINTS is 0. */
   rateLimit: RateLimit | null;
@@ -67,11 +75,18 @@ function connectRedis(options: GatewayOptions, telemetry: Telemetry, secret: str
   });
   metrics.watchRedis(() => redis.up);
   // The shared caches, and what else lives in Redis (live leases and events, persisted queries),
-  // under one prefix and one set of keys.
+  // under one prefix (named after the secret, too) and one set of keys.
   const keyed: KeyedRedis = {
     store: redis,
-    prefix: sharedKeyPrefix(printedSchema(), { urls: options.upstreamUrls, dialects: options.dialects }),
-    values: new RedisValues(secret, (kind) => metrics.observeRedisRejected(kind)),
+    prefix: deploymentPrefix(
+      sharedKeyPrefix(printedSchema(), { urls: options.upstreamUrls, dialects: options.dialects }),
+      secret,
+    ),
+    values: new RedisValues(
+      secret,
+      (kind) => metrics.observeRedisRejected(kind),
+      options.cursorSecretPrevious,
+    ),
   };
   const shared = new SharedCache(keyed, options.upstreamTimeoutMs, (cache, result) =>
     metrics.observeSharedCache(cache, result),
@@ -95,7 +110,7 @@ function rateLimitFor(options: GatewayOptions, telemetry: Telemetry, redis: Redi
  * manifest says which operations run.
  */
 function clientCachesFor(options: GatewayOptions, keyed: KeyedRedis | null, secret: string) {
-  const cursors = new CursorCodec(secret);
+  const cursors = new CursorCodec(secret, options.cursorSecretPrevious);
   const manifest = options.persistedOperations ? new Manifest(options.persistedOperations) : null;
   const persistedQueries = manifest ? null : new PersistedQueryStore({ ...options.apq, redis: keyed });
   return { cursors, persistedQueries, manifest };
@@ -159,13 +174,39 @@ function observedUpstreams(options: GatewayOptions): { metrics: GatewayMetrics; 
   return { metrics, upstreams };
 }
 
+/**
+ * The deployment's secret: CURSOR_SECRET, or (the devnet, real upstreams outside production:
+ * config.ts) one derived from the upstreams.
+ */
+export const deploymentSecret = (
+  options: Pick<GatewayOptions, 'cursorSecret' | 'upstreamUrls' | 'dialects'>,
+) =>
+  options.cursorSecret ??
+  sharedKeyPrefix('cursors', { urls: options.upstreamUrls, dialects: options.dialects });
+
+/** GraphQL over WebSocket (http/websocket.ts): the pipeline's parts, and the socket's own bounds. */
+function webSocketsFor(
+  options: GatewayOptions,
+  { telemetry, cors, documents, draining }: YogaParts,
+  yoga: Pick<WebSocketOptions, 'yoga' | 'routing'>,
+): WebSockets {
+  return new WebSockets({
+    ...yoga,
+    telemetry,
+    cors,
+    documents,
+    draining,
+    maxMessageBytes: options.limits.requestBytes,
+    backlog: options.live.backlog,
+    pingMs: SSE_PING_MS,
+    initTimeoutMs: WS_INIT_TIMEOUT_MS,
+  });
+}
+
 export function createGateway(options: GatewayOptions): Gateway {
   const { metrics, upstreams } = observedUpstreams(options);
   const telemetry: Telemetry = { metrics, logger: options.logger ?? pino({ level: 'silent' }) };
-  // CURSOR_SECRET, or (the devnet, real upstreams outside production: config.ts) one derived from the upstreams.
-  const secret =
-    options.cursorSecret ??
-    sharedKeyPrefix('cursors', { urls: options.upstreamUrls, dialects: options.dialects });
+  const secret = deploymentSecret(options);
   const { redis, shared, keyed } = connectRedis(options, telemetry, secret);
   const rateLimit = rateLimitFor(options, telemetry, redis);
   // Every document's parse, validation, derived facts and (once hot) compiled plan, in one bounded
@@ -205,6 +246,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   // How every request's context is made, whichever path runs it.
   const context = gatewayContext(options, parts);
   const { yoga, routing } = createGatewayYoga(options, parts, context);
+  const sockets = webSocketsFor(options, parts, { yoga, routing });
   return {
     yoga,
     metrics,
@@ -215,6 +257,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       routing,
       prepared: { documents, context },
     }),
+    upgrade: sockets.upgrade,
     upstreams,
     rateLimit,
     live,
@@ -224,9 +267,12 @@ export function createGateway(options: GatewayOptions): Gateway {
     drain: () => {
       draining = true;
       streams.closing(SSE_RETRY_SPREAD_MS);
+      // WebSockets are told to go away (1001): graphql-ws clients reconnect, with their own backoff.
+      sockets.close();
       return live.close();
     },
     close: async () => {
+      sockets.close();
       await live.close();
       await Promise.all([upstreams.close(), redis?.close()]);
     },

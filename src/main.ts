@@ -6,13 +6,15 @@ import {
   type Config,
   ConfigError,
   fitToFileLimit,
+  listenError,
   loadConfig,
   loadPersistedOperations,
   openFileLimit,
+  secretWarnings,
 } from './config.js';
 import { type MetricsSource, metricsListener } from './graphql/plugins/endpoints.js';
 import { createGatewayServer, createMetricsServer } from './http/node-server.js';
-import { createLogger } from './ops/logger.js';
+import { announce, createLogger } from './ops/logger.js';
 import { startTracing, stopTracing } from './ops/tracing.js';
 import { type DevnetHandoff, joinPrimary, runPrimary, type WorkerLink } from './scale/cluster.js';
 
@@ -101,13 +103,10 @@ async function serve(configured: Config, { worker, devnet, onDevnet, drainMs }: 
     ...(worker ? { scrapeMetrics: worker.metrics } : {}),
   });
   worker?.share(gateway.metrics.registry);
-  if (config.upstreams && !config.cursorSecret) {
-    logger.warn(
-      'CURSOR_SECRET is not set: page cursors are signed with a key derived from the upstream URLs, which anyone who knows them can forge',
-    );
-  }
-  const server = createGatewayServer(gateway.listener, config, gateway.metrics);
-  const port = await listen(server, config.port, config.host);
+  gateway.metrics.describe({ build: config.build, maxSubscriptions: config.live.maxSubscriptions });
+  for (const warning of secretWarnings(config)) logger.warn(warning);
+  const server = createGatewayServer(gateway.listener, config, gateway.metrics, gateway.upgrade);
+  const port = await listen(server, config.port, config.host, 'PORT');
   // After the public port, which is the one a cluster's primary learns first from each worker.
   const metrics = await serveMetrics(config, { metrics: gateway.metrics, scrape: worker?.metrics });
   // A worker's port is the primary's, which prints the banner once all workers listen.
@@ -147,13 +146,16 @@ async function serveMetrics(
 ): Promise<{ server: Server; port: number } | null> {
   if (config.metricsPort === null) return null;
   const server = createMetricsServer(metricsListener(source), config);
-  return { server, port: await listen(server, config.metricsPort, config.host) };
+  return { server, port: await listen(server, config.metricsPort, config.host, 'METRICS_PORT') };
 }
 
-/** Listens on HOST:port (0: any free port), and resolves with the port it listens on. */
-function listen(server: Server, port: number, host: string): Promise<number> {
+/**
+ * Listens on HOST:port (0: any free port), and resolves with the port it listens on; a port
+ * already taken rejects naming `variable`, the setting that chose it.
+ */
+function listen(server: Server, port: number, host: string, variable: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (error) => reject(listenError(variable, host, port, error)));
     server.listen(port, host, () => resolve((server.address() as AddressInfo).port));
   });
 }
@@ -208,9 +210,10 @@ function drainOnce(
 }
 
 /**
- * The startup banner: plain text for the person who started the process, not a log line. `metrics`:
- * METRICS_PORT's port (null: /metrics on the public port; 0: a free port the primary of a cluster
- * does not learn).
+ * The startup banner (ops/logger.ts `announce`): JSON lines among the log's, plain text in a
+ * terminal. Each message ends in words, never in a URL, so that a reader taking the URL up to the
+ * next space gets it whole in both. `metrics`: METRICS_PORT's port (null: /metrics on the public
+ * port; 0: a free port the primary of a cluster does not learn).
  */
 function printBanner(
   config: Config,
@@ -220,26 +223,29 @@ function printBanner(
   const origin = (at: number) =>
     `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${at}`;
   const endpoint = `${origin(port)}/graphql`;
-  const workers = config.scale.workers > 1 ? ` (${config.scale.workers} workers)` : '';
-  console.log(
-    `gateway listening on ${endpoint}${workers}${config.graphiql ? ' (open it in a browser for GraphiQL)' : ''}`,
+  const { workers } = config.scale;
+  announce(
+    `gateway listening on ${endpoint} (${workers > 1 ? `${workers} workers` : '1 process'})${config.graphiql ? ' (open it in a browser for GraphiQL)' : ''}`,
+    { endpoint, workers, ...config.build },
   );
   if (metrics !== null) {
-    console.log(
+    announce(
       metrics === 0
         ? 'metrics on a free port (METRICS_PORT=0), not on the public port'
         : `metrics on ${origin(metrics)}/metrics, not on the public port`,
+      metrics === 0 ? {} : { metrics: `${origin(metrics)}/metrics` },
     );
   }
   if (devnet) {
     const { scan, explorer, stake } = devnet.urls;
-    console.log(
+    announce(
       `no upstream configured: running on the embedded devnet (SCAN_URL=${scan} EXPLORER_URL=${explorer} STAKE_URL=${stake})`,
+      { devnet: devnet.urls },
     );
-    console.log(
+    announce(
       `devnet token for contractsBySymbol, failedTransactions and updateBuybackRound: Authorization: Bearer ${devnet.token}`,
     );
-    console.log(
+    announce(
       `try: curl -s ${endpoint} -H 'content-type: application/json' -d '{"query":"{ validators(pageSize: 3) { nodes { moniker tokens } } }"}'`,
     );
   }

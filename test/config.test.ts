@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
@@ -87,6 +88,37 @@ describe('loadConfig', () => {
     });
   });
 
+  it('refuses a REDIS_URL naming a user with an empty password (a blanked Secret), naming REDIS_URL', () => {
+    // What `redis://gateway:$(REDIS_PASSWORD)@redis:6379` becomes when REDIS_PASSWORD is blanked.
+    for (const url of [
+      'redis://gateway:@redis:6379',
+      'rediss://gateway:@redis.internal:6380/0',
+      'redis://:@redis:6379',
+      'redis://gateway@redis:6379',
+      'redis://@redis:6379',
+    ]) {
+      expect(() => loadConfig({ REDIS_URL: url }), url).toThrow(ConfigError);
+      expect(() => loadConfig({ REDIS_URL: url }), url).toThrow(
+        /^REDIS_URL names a user but its password is empty/,
+      );
+    }
+    // With a password, or with no user info at all (a Redis without one), it starts.
+    for (const url of [
+      'redis://gateway:s3cret@redis:6379',
+      'redis://:s3cret@redis:6379',
+      'rediss://gateway:p%40ss@redis.internal:6380/0',
+      'redis://redis:6379',
+    ])
+      expect(loadConfig({ REDIS_URL: url }).scale.redisUrl, url).toBe(url);
+  });
+
+  it("reads the build: package.json's version, BUILD_REVISION or unknown", () => {
+    const { version } = JSON.parse(readFileSync('package.json', 'utf8'));
+    expect(loadConfig({}).build).toEqual({ version, revision: 'unknown' });
+    expect(loadConfig({ BUILD_REVISION: '5f3a9c1e' }).build).toEqual({ version, revision: '5f3a9c1e' });
+    expect(() => loadConfig({ BUILD_REVISION: 'a"b' })).toThrow(/^BUILD_REVISION must be/);
+  });
+
   it('serves /metrics on METRICS_PORT: 9464 in production, the public port otherwise', () => {
     expect(loadConfig(PRODUCTION).metricsPort).toBe(9464);
     expect(loadConfig({ NODE_ENV: 'production', DEVNET: 'true' }).metricsPort).toBe(9464);
@@ -111,9 +143,11 @@ describe('loadConfig', () => {
       keepAliveTimeoutMs: 5_000,
       maxConnections: 10,
       maxInflightBodyBytes: 8_000_000,
+      maxInflightBodyBytesPerClient: 400_000,
       maxConnectionsPerClient: 128,
       minBodyRate: 1_000,
       bodyTimeoutMs: 10_000,
+      bodyFirstByteMs: 2_000,
       shutdownDelayMs: 0,
     });
     expect(config.documents).toEqual({

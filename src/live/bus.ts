@@ -3,7 +3,7 @@ import { createRedisEventTarget } from '@graphql-yoga/redis-event-target';
 import { createPubSub, FixedBuffer, type PubSub } from 'graphql-yoga';
 import type { Redis } from 'ioredis';
 import type { RedisRejectedKind } from '../ops/metrics.js';
-import type { KeyedRedis, RedisStore } from '../scale/redis.js';
+import { hashTag, type KeyedRedis, type RedisListener, type RedisStore } from '../scale/redis.js';
 import type { RedisValues } from '../scale/redis-values.js';
 import type { LiveEvent } from './events.js';
 
@@ -16,10 +16,12 @@ import type { LiveEvent } from './events.js';
  *   in Redis (taken when there is none, renewed at each poll and every third of a lease while a
  *   poll runs, so a poll slower than the lease keeps it; taken over by another instance once it
  *   expires when its holder dies). Its events reach every instance and worker through Redis
- *   pub/sub (`createPubSub` over `@graphql-yoga/redis-event-target`). A poll's events are
- *   published, and the source's state (what was delivered) stored, in one script that first
+ *   pub/sub (`createPubSub` over `@graphql-yoga/redis-event-target`; sharded pub/sub on a Redis
+ *   Cluster, SSUBSCRIBE and SPUBLISH, so that the fan-out grows with the shards). A poll's events
+ *   are published, and the source's state (what was delivered) stored, in one script that first
  *   checks the lease, so that two holders never both deliver: a new holder continues from the
- *   stored state, and every event is delivered once.
+ *   stored state, and every event is delivered once. A source's lease, state and channel share
+ *   its hash tag (`live:<kind>:{<source>}`), so that on a cluster the script runs in one slot.
  *
  * Every event at most once, whatever Redis does (contract.md §7), so the bus fails closed. A
  * process that cannot tell whether it holds a lease (its command did not answer) does not poll
@@ -37,16 +39,29 @@ import type { LiveEvent } from './events.js';
  *   (public sources: `blocks`, `validators`) or sealed (AES-256-GCM; private sources, `failed:…`,
  *   read with one caller's token); a listener delivers only what verifies, and a claim takes a
  *   state that does not as none (`redis_rejected_total{kind="event"|"state"}`);
- * - a lease is `<mac>.<owner>.<expires at>`, signed by its holder each time it is taken or renewed.
- *   The scripts never see a key (MONITOR would show it): they compare exact bytes, and Node judges
- *   a holder a script returns. One that does not verify (`kind="lease"`), is past its expiry, or
- *   is this process's own (a renewal whose answer was lost) is no other's lease: it is replaced by
- *   a compare-and-swap on its exact bytes, and the state read as a new holder reads it. Renewals,
- *   publishes and releases act only while the lease holds the very value this process last wrote.
+ * - a lease is `<mac>.<owner>.<expires at>.<epoch>`, signed by its holder each time it is taken or
+ *   renewed. The scripts never see a key (MONITOR would show it): they compare exact bytes, and
+ *   Node judges a holder a script returns. One that does not verify (`kind="lease"`), is past its
+ *   expiry, is older than an epoch this process has seen (`kind="stale"`), or is this process's own
+ *   (a renewal whose answer was lost) is no other's lease: it is replaced by a compare-and-swap on
+ *   its exact bytes, and the state read as a new holder reads it. Renewals, publishes and releases
+ *   act only while the lease holds the very value this process last wrote;
+ * - nor may a neighbour send again what the deployment once sent (contract.md §9): every event and
+ *   state carries its place in the source's order inside its signed or sealed text (`Order` below:
+ *   the epoch of its holder's lease, then a counter). A listener drops an event not newer than the
+ *   last it accepted of the source, and a claim refuses a stored state older than what this process
+ *   has seen of it (`kind="stale"`); such a state is taken as none, except that a process whose own
+ *   last state is the newest it knows continues from that. Neither a replayed state nor a missing
+ *   one then takes a poller back: a block source with no state goes on from the last block its
+ *   process delivered (sources.ts), so that no block is skipped or sent twice.
  */
 export interface LiveBus {
-  /** Starts delivering a source's events to `deliver` (every process's, with Redis). */
-  listen(source: string, deliver: (event: LiveEvent) => void): () => void;
+  /**
+   * Starts delivering a source's events to `deliver` (every process's, with Redis). `resumed`:
+   * told each time the connection events come through is back after it was lost (not at the first
+   * connect), when events published meanwhile have missed this process.
+   */
+  listen(source: string, deliver: (event: LiveEvent) => void, resumed?: () => void): () => void;
   /**
    * Whether this process may poll `source` now: `kept` (it already did), `taken` (it just became
    * the poller, or must read what it delivered again: continue from `state`, null when none was
@@ -128,6 +143,74 @@ export class LocalBus implements LiveBus {
 }
 
 /**
+ * A message's place in its source's order: the epoch of the lease it was sent under, then a
+ * counter of the messages sent under it (each event of a publish, then its state).
+ *
+ * An epoch is the fencing token of a lease, fixed when a process takes it: the wall clock then
+ * (ms), raised above every epoch the process has seen of the source, and above the stored state's
+ * (taking the lease again at once when that state is newer). It survives a Redis restart that
+ * loses every key, which a Redis counter would not. The assumption: where Redis lost the state,
+ * the instances' clocks differ by less than the previous holder held the lease (NTP keeps them
+ * within milliseconds; a holder whose epoch a listener finds behind is replaced, as a stale lease,
+ * by the next instance that judges it).
+ */
+interface Place {
+  epoch: number;
+  n: number;
+}
+
+const after = (a: Place, b: Place | null): boolean =>
+  b === null || a.epoch > b.epoch || (a.epoch === b.epoch && a.n > b.n);
+
+/** A text with its place, as it is signed or sealed: `<epoch>.<n>.<text>`. */
+const placed = (at: Place, text: string) => `${at.epoch}.${at.n}.${text}`;
+
+/** The place and text of what `placed` made; null for anything else. */
+function unplaced(text: string): { at: Place; text: string } | null {
+  const found = /^(\d{1,16})\.(\d{1,16})\./.exec(text);
+  if (!found) return null;
+  return { at: { epoch: Number(found[1]), n: Number(found[2]) }, text: text.slice(found[0].length) };
+}
+
+/** What this process knows of one source's order. */
+interface Order {
+  /** The highest epoch seen of the source: events, states, leases (its own's too). */
+  seen: number;
+  /** The last event its listener accepted. */
+  heard: Place | null;
+  /** The newest event or state it has seen (heard, read, or stored itself). */
+  known: Place | null;
+  /** The state it last stored or took, while it polls: its own knowledge of what was delivered. */
+  own: { at: Place; state: unknown } | null;
+}
+
+/**
+ * The sources whose order a process remembers, the least recently used forgotten first: far more
+ * than it listens to at once, so that a group that ended (a private source whose token was
+ * refused) still knows what it heard when it starts again. One forgotten starts from nothing.
+ */
+const ORDERS_KEPT = 16_384;
+
+class Orders {
+  private readonly orders = new Map<string, Order>();
+
+  of(source: string): Order {
+    const order = this.orders.get(source) ?? { seen: 0, heard: null, known: null, own: null };
+    this.orders.delete(source);
+    this.orders.set(source, order);
+    if (this.orders.size > ORDERS_KEPT) this.orders.delete(this.orders.keys().next().value as string);
+    return order;
+  }
+}
+
+/** This process's lease on a source: the value it last wrote, its epoch, the last counter sent under it. */
+interface Lease {
+  value: string;
+  epoch: number;
+  n: number;
+}
+
+/**
  * Takes or keeps the lease, writing ARGV[1] (this process's newly signed value) when there is none
  * ({2, state}) or when it holds exactly ARGV[5] ({1}; {1, state} when ARGV[4] asks for the state):
  * the value this process last wrote, or one Node found to be no holder. A lease kept renews the
@@ -151,9 +234,14 @@ const RENEW = `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
 redis.call('PEXPIRE', KEYS[2], ARGV[4])
 return 1`;
-/** Publishes the events and stores the state only while the lease is the value the caller last wrote. */
-const FENCED_PUBLISH = `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-for i = 5, #ARGV do redis.call('PUBLISH', ARGV[2], ARGV[i]) end
+/**
+ * Publishes the events and stores the state only while the lease is the value the caller last wrote.
+ * `publish`: PUBLISH, or SPUBLISH on a cluster (the channel in the lease's slot).
+ */
+const fencedPublish = (
+  publish: 'PUBLISH' | 'SPUBLISH',
+) => `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+for i = 5, #ARGV do redis.call('${publish}', ARGV[2], ARGV[i]) end
 redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[4])
 return 1`;
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
@@ -167,20 +255,6 @@ export interface RedisBusOptions {
 /** A CLAIM's answer: the outcome, and the state or the holder it brought back. */
 type ClaimReply = [number, (string | null)?];
 
-/**
- * The subscriber connection as the event target uses it, whose SUBSCRIBE and UNSUBSCRIBE it
- * leaves unawaited: one that the connection's end cuts short (an UNSUBSCRIBE while the process
- * closes, a SUBSCRIBE while Redis is away) must not be an unhandled rejection. The connection
- * subscribes again by itself once it is back (autoResubscribe).
- */
-function quietSubscriber(subscriber: Redis): Redis {
-  return {
-    on: (event: string, listener: (...args: unknown[]) => void) => subscriber.on(event, listener),
-    subscribe: (channel: string) => subscriber.subscribe(channel).catch(() => undefined),
-    unsubscribe: (channel: string) => subscriber.unsubscribe(channel).catch(() => undefined),
-  } as unknown as Redis;
-}
-
 /** One poller per source across the deployment, events through Redis pub/sub. */
 export class RedisBus implements LiveBus {
   /**
@@ -188,22 +262,30 @@ export class RedisBus implements LiveBus {
    * nothing of the host or the process (contract.md §7).
    */
   private readonly owner = randomBytes(8).toString('hex');
-  private readonly subscriber: Redis;
+  /** Where the events of every source come in (redis.ts: one connection, or one per shard). */
+  private readonly listener: RedisListener;
   private readonly pubsub: PubSub<Wire>;
+  private readonly publishScript: string;
   /** Where events go while this process is cut off from Redis: its own subscribers. */
   private readonly local = new LocalBus();
-  /** Sources whose last publish did not answer (it may have run): the next claim reads their state again. */
+  /**
+   * Sources whose last publish or claim did not answer (it may have run): the next claim reads
+   * their state again.
+   */
   private readonly unsure = new Set<string>();
   /**
-   * The lease value this process last sent for each source (recorded when sent, so that a renewal
-   * whose answer is still on its way is known): only while the lease holds exactly it does this
+   * The lease this process last sent for each source (recorded when sent, so that a renewal whose
+   * answer is still on its way is known): only while the lease holds exactly its value does this
    * process renew, publish or release.
    */
-  private readonly leases = new Map<string, string>();
+  private readonly leases = new Map<string, Lease>();
+  private readonly orders = new Orders();
+  /** Told when a source's channel is heard again after it was lost (`listen`'s `resumed`), by channel. */
+  private readonly resumers = new Map<string, Set<() => void>>();
 
   private readonly redis: RedisStore;
   private readonly values: RedisValues;
-  /** The deployment's key prefix (versioned by schema and upstreams, as the shared caches'). */
+  /** The deployment's key prefix (versioned by schema and upstreams, named after the secret). */
   private readonly prefix: string;
 
   constructor(
@@ -214,26 +296,15 @@ export class RedisBus implements LiveBus {
     this.redis = redis;
     this.values = keyed.values;
     this.prefix = keyed.prefix;
-    // A connection in subscriber mode takes no other command: a second one, which queues its
-    // SUBSCRIBEs until connected, sends again one that a dropped connection left unanswered, and
-    // subscribes again after a reconnect. Its commands have no budget of their own: a SUBSCRIBE is
-    // no answer anybody waits for.
-    this.subscriber = redis.client.duplicate({
-      enableOfflineQueue: true,
-      // ioredis' INFO check before `ready` was seen to leave a new connection waiting for good
-      // (its queued SUBSCRIBE never sent) while the process started up; a subscriber needs none.
-      enableReadyCheck: false,
-      lazyConnect: false,
-      autoResendUnfulfilledCommands: true,
-      autoResubscribe: true,
-      maxRetriesPerRequest: null,
-      commandTimeout: undefined,
+    this.publishScript = fencedPublish(redis.sharded ? 'SPUBLISH' : 'PUBLISH');
+    this.listener = redis.listener((channel) => {
+      for (const resume of [...(this.resumers.get(channel) ?? [])]) resume();
     });
-    this.subscriber.on('error', () => {});
     this.pubsub = createPubSub<Wire>({
       eventTarget: createRedisEventTarget({
-        publishClient: redis.client,
-        subscribeClient: quietSubscriber(this.subscriber),
+        // Never used to publish: events are published by the fenced script.
+        publishClient: redis.client as Redis,
+        subscribeClient: this.listener.target,
         // Messages stay text until the listener has checked them against their channel.
         serializer: { stringify: String, parse: (message) => message },
       }),
@@ -241,33 +312,71 @@ export class RedisBus implements LiveBus {
     });
   }
 
+  /** A source's lease, state or channel: one hash tag for the three, so one script reaches them. */
   private key(kind: 'lease' | 'state' | 'events', source: string): string {
-    return `${this.prefix}live:${kind}:${source}`;
+    return `${this.prefix}live:${kind}:${hashTag(source)}`;
   }
 
   /** Private sources (read with one caller's token) are sealed in Redis; public ones signed. */
-  private wrap(source: string, key: string, text: string): string {
-    return source.startsWith('failed:') ? this.values.seal(key, text) : this.values.sign(key, text);
+  private wrap(source: string, key: string, at: Place, text: string): string {
+    const inner = placed(at, text);
+    return source.startsWith('failed:') ? this.values.seal(key, inner) : this.values.sign(key, inner);
   }
 
   /** What `wrap` made of a text under `key`, or null (counted as `kind`) when it was not. */
-  private unwrap(source: string, key: string, stored: string, kind: RedisRejectedKind): string | null {
-    return source.startsWith('failed:')
+  private unwrap(
+    source: string,
+    key: string,
+    stored: string,
+    kind: RedisRejectedKind,
+  ): { at: Place; text: string } | null {
+    const text = source.startsWith('failed:')
       ? this.values.open(key, stored, kind)
       : this.values.verify(key, stored, kind);
+    if (text === null) return null;
+    // Proven, yet not in the form this version writes: not a value it can take.
+    const found = unplaced(text);
+    if (found === null) this.values.rejected(kind);
+    return found;
   }
 
-  listen(source: string, deliver: (event: LiveEvent) => void): () => void {
+  listen(source: string, deliver: (event: LiveEvent) => void, resumed?: () => void): () => void {
     const channel = this.key('events', source);
     const fromRedis = pump(this.pubsub, channel, (message) => {
-      const text = this.unwrap(source, channel, message ?? '', 'event');
-      if (text !== null) deliver(JSON.parse(text) as LiveEvent);
+      const event = this.unwrap(source, channel, message ?? '', 'event');
+      if (event !== null && this.fresh(source, event.at)) deliver(JSON.parse(event.text) as LiveEvent);
     });
     const fromHere = this.local.listen(source, deliver);
+    const resume = resumed ? () => resumed() : null;
+    if (resume) {
+      const resumers = this.resumers.get(channel) ?? new Set();
+      resumers.add(resume);
+      this.resumers.set(channel, resumers);
+    }
     return () => {
       fromRedis();
       fromHere();
+      const resumers = this.resumers.get(channel);
+      if (resume && resumers?.delete(resume) && resumers.size === 0) this.resumers.delete(channel);
     };
+  }
+
+  /** Whether an event heard at `at` is newer than the last one accepted of `source`; if so, it is the last. */
+  private fresh(source: string, at: Place): boolean {
+    const order = this.orders.of(source);
+    if (!after(at, order.heard)) {
+      this.values.rejected('stale');
+      return false;
+    }
+    order.heard = at;
+    this.saw(order, at);
+    return true;
+  }
+
+  /** Counts `at` as seen of a source's order. */
+  private saw(order: Order, at: Place): void {
+    order.seen = Math.max(order.seen, at.epoch);
+    if (after(at, order.known)) order.known = at;
   }
 
   /** The source's lease and state keys, and the expiries the scripts take. */
@@ -276,40 +385,54 @@ export class RedisBus implements LiveBus {
     return [this.key('lease', source), this.key('state', source), leaseMs, leaseMs * 3] as const;
   }
 
-  /** A lease value of this process for `source`, signed, recorded as the one it last sent. */
-  private nextLease(source: string): string {
+  /**
+   * A lease value of this process for `source` under `epoch`, signed, recorded as the one it last
+   * sent; the counter goes on within an epoch and starts again with a new one.
+   */
+  private nextLease(source: string, epoch: number): string {
     const value = this.values.sign(
       this.key('lease', source),
-      `${this.owner}.${Date.now() + this.options.leaseMs}`,
+      `${this.owner}.${Date.now() + this.options.leaseMs}.${epoch}`,
     );
-    this.leases.set(source, value);
+    const last = this.leases.get(source);
+    this.leases.set(source, { value, epoch, n: last?.epoch === epoch ? last.n : 0 });
     return value;
   }
 
-  /** The owner and expiry a lease value proves, or null (counted) when it proves nothing. */
-  private leaseOf(source: string, stored: string): { owner: string; live: boolean } | null {
+  /** The epoch of a lease taken now: the clock, or above any epoch this process has seen of the source. */
+  private newEpoch(source: string): number {
+    return Math.max(Date.now(), this.orders.of(source).seen + 1);
+  }
+
+  /** The owner, expiry and epoch a lease value proves, or null (counted) when it proves nothing. */
+  private leaseOf(source: string, stored: string): { owner: string; live: boolean; epoch: number } | null {
     const text = this.values.verify(this.key('lease', source), stored, 'lease');
     if (text === null) return null;
-    const [owner, expires] = text.split('.');
-    return { owner: owner as string, live: Number(expires) > Date.now() };
+    const [owner, expires, epoch] = text.split('.');
+    return { owner: owner as string, live: Number(expires) > Date.now(), epoch: Number(epoch) || 0 };
   }
 
   /**
-   * Whether this process's subscriber connection is up: then events of a holder elsewhere may
-   * reach it, and it must not deliver any of its own.
+   * Whether this process hears `source`'s channel (its subscriber connection is up): then events
+   * of a holder elsewhere may reach it, and it must not deliver any of its own.
    */
-  private listening(): boolean {
-    return this.subscriber.status === 'ready';
+  private listening(source: string): boolean {
+    return this.listener.hears(this.key('events', source));
   }
 
-  /** One CLAIM, replacing `expected` (or nothing); undefined when Redis did not answer. */
-  private async swap(source: string, expected: string | undefined, withState: boolean) {
+  /**
+   * One CLAIM, replacing `expected` (or nothing) with a lease under `epoch`; undefined when Redis
+   * did not answer (the script may have run: the next claim reads the state again).
+   */
+  private async swap(source: string, expected: string | undefined, epoch: number, withState: boolean) {
     const [lease, state, leaseMs, stateTtlMs] = this.leaseArgs(source);
-    const args = [this.nextLease(source), leaseMs, stateTtlMs, withState ? '1' : '0'];
+    const args = [this.nextLease(source, epoch), leaseMs, stateTtlMs, withState ? '1' : '0'];
     if (expected !== undefined) args.push(expected);
-    return (await this.redis.run((c) => c.eval(CLAIM, 2, lease, state, ...args)).catch(() => undefined)) as
-      | ClaimReply
-      | undefined;
+    const reply = (await this.redis
+      .run((c) => c.eval(CLAIM, 2, lease, state, ...args))
+      .catch(() => undefined)) as ClaimReply | undefined;
+    if (reply === undefined) this.unsure.add(source);
+    return reply;
   }
 
   async claim(source: string): Promise<Claim> {
@@ -317,28 +440,79 @@ export class RedisBus implements LiveBus {
     // Whether this process holds the lease is unknown when Redis does not answer. Fail closed: no
     // poll while a holder's events may still arrive here; cut off from Redis altogether, poll for
     // its own subscribers.
-    const unknown = (): Claim => (this.listening() ? { claim: 'undecided' } : { claim: 'kept' });
-    let reply = await this.swap(source, this.leases.get(source), reread);
+    const unknown = (): Claim => (this.listening(source) ? { claim: 'undecided' } : { claim: 'kept' });
+    const mine = this.leases.get(source);
+    // Kept, a lease keeps its epoch (unless a newer one was seen since: then it is not this
+    // process's any more); taken, it starts a new one.
+    const keep = mine !== undefined && mine.epoch >= this.orders.of(source).seen;
+    let reply = await this.swap(source, mine?.value, keep ? mine.epoch : this.newEpoch(source), reread);
     if (reply === undefined) return unknown();
     if (reply[0] === 1 && !reread) return { claim: 'kept' };
+    let took = reply[0] === 2;
     if (reply[0] === 0) {
-      // Another value: a live lease of another instance stands; anything else is replaced, by its
-      // exact bytes (so that a lease another instance took meanwhile stands too).
+      // Another value: a live lease of another instance stands, unless it is older than an epoch
+      // seen here (a replay); anything else is replaced, by its exact bytes (so that a lease
+      // another instance took meanwhile stands too).
       const holder = this.leaseOf(source, reply[1] as string);
-      if (holder?.live && holder.owner !== this.owner) return { claim: 'elsewhere' };
-      reply = await this.swap(source, reply[1] as string, true);
+      if (holder?.live && holder.owner !== this.owner && !this.staleLease(source, holder.epoch)) {
+        return { claim: 'elsewhere' };
+      }
+      reply = await this.swap(source, reply[1] as string, this.newEpoch(source), true);
       if (reply === undefined) return unknown();
       if (reply[0] === 0) return { claim: 'elsewhere' };
+      took = true;
     }
-    this.unsure.delete(source);
-    return { claim: 'taken', state: this.stateOf(source, reply[1] ?? null) };
+    return this.taken(source, reply[1] ?? null, took);
   }
 
-  /** A stored state as the poller takes it: null when none was stored, or it does not verify. */
-  private stateOf(source: string, stored: string | null): unknown {
+  /** Whether a verified lease of another instance is older than an epoch this process has seen (counted). */
+  private staleLease(source: string, epoch: number): boolean {
+    const order = this.orders.of(source);
+    if (epoch >= order.seen) {
+      order.seen = epoch;
+      return false;
+    }
+    this.values.rejected('stale');
+    return true;
+  }
+
+  /**
+   * This process holds the lease and `stored` is the state it read with it (`took`: it just took
+   * the lease, rather than reading its own again). Its epoch first goes above the state's (and, for
+   * a lease taken, above any it has seen): taken again at once when it is not. Then the state, if
+   * it is not older than what this process has seen, or else its own (see the header).
+   */
+  private async taken(source: string, stored: string | null, took: boolean): Promise<Claim> {
+    const order = this.orders.of(source);
+    let state = this.stateOf(source, stored);
+    const lease = this.leases.get(source) as Lease;
+    const floor = took ? Math.max(order.seen, state?.at.epoch ?? 0) + 1 : (state?.at.epoch ?? 0);
+    if (lease.epoch < floor) {
+      const reply = await this.swap(source, lease.value, Math.max(Date.now(), floor), true);
+      if (reply === undefined) return this.listening(source) ? { claim: 'undecided' } : { claim: 'kept' };
+      if (reply[0] === 0) return { claim: 'elsewhere' };
+      state = this.stateOf(source, reply[1] ?? null);
+    }
+    order.seen = Math.max(order.seen, (this.leases.get(source) as Lease).epoch);
+    this.unsure.delete(source);
+    if (state !== null && order.known !== null && after(order.known, state.at)) {
+      this.values.rejected('stale');
+      state = null;
+    }
+    if (state !== null) {
+      this.saw(order, state.at);
+      order.own = state;
+    }
+    // No state to take: this process's own, if nothing newer has been seen since it stored it.
+    const own = order.own !== null && !after(order.known as Place, order.own.at) ? order.own : null;
+    return { claim: 'taken', state: (state ?? own)?.state ?? null };
+  }
+
+  /** A stored state and its place: null when none was stored, or it does not verify (counted). */
+  private stateOf(source: string, stored: string | null): { at: Place; state: unknown } | null {
     if (stored === null) return null;
-    const text = this.unwrap(source, this.key('state', source), stored, 'state');
-    return text === null ? null : JSON.parse(text);
+    const found = this.unwrap(source, this.key('state', source), stored, 'state');
+    return found === null ? null : { at: found.at, state: JSON.parse(found.text) };
   }
 
   /** Renews the lease while a poll runs, if it is still the value this process last wrote. */
@@ -346,9 +520,9 @@ export class RedisBus implements LiveBus {
     const mine = this.leases.get(source);
     if (mine === undefined) return;
     const [lease, state, leaseMs, stateTtlMs] = this.leaseArgs(source);
-    const next = this.nextLease(source);
+    const next = this.nextLease(source, mine.epoch);
     await this.redis
-      .run((c) => c.eval(RENEW, 2, lease, state, mine, next, leaseMs, stateTtlMs))
+      .run((c) => c.eval(RENEW, 2, lease, state, mine.value, next, leaseMs, stateTtlMs))
       .catch(() => 0);
   }
 
@@ -371,26 +545,34 @@ export class RedisBus implements LiveBus {
     if (mine === undefined) return false;
     const [lease, stateKey, , stateTtlMs] = this.leaseArgs(source);
     const channel = this.key('events', source);
+    // Each message its own place, the state after the events it follows.
+    const next = (): Place => ({ epoch: mine.epoch, n: ++mine.n });
+    const wired = events.map((event) => this.wrap(source, channel, next(), JSON.stringify(event)));
+    const stateAt = next();
     try {
       const published = (await this.redis.run((c) =>
         c.eval(
-          FENCED_PUBLISH,
+          this.publishScript,
           2,
           lease,
           stateKey,
-          mine,
+          mine.value,
           channel,
-          this.wrap(source, stateKey, JSON.stringify(state)),
+          this.wrap(source, stateKey, stateAt, JSON.stringify(state)),
           stateTtlMs,
-          ...events.map((event) => this.wrap(source, channel, JSON.stringify(event))),
+          ...wired,
         ),
       )) as number;
-      return published === 1;
+      if (published !== 1) return false;
+      const order = this.orders.of(source);
+      this.saw(order, stateAt);
+      order.own = { at: stateAt, state };
+      return true;
     } catch {
       // The script may have run, its events on their way to every subscriber: deliver nothing
       // here, and read the stored state again before the next poll. Only a process cut off from
       // Redis altogether delivers to its own subscribers (no holder's events can reach them).
-      if (this.listening()) {
+      if (this.listening(source)) {
         this.unsure.add(source);
         return false;
       }
@@ -400,10 +582,14 @@ export class RedisBus implements LiveBus {
 
   async release(source: string): Promise<void> {
     this.unsure.delete(source);
+    // What this process delivered is forgotten with its poller (poller.ts); what it heard is not.
+    this.orders.of(source).own = null;
     const mine = this.leases.get(source);
     this.leases.delete(source);
     if (mine === undefined) return;
-    await this.redis.run((c) => c.eval(RELEASE, 1, this.key('lease', source), mine)).catch(() => undefined);
+    await this.redis
+      .run((c) => c.eval(RELEASE, 1, this.key('lease', source), mine.value))
+      .catch(() => undefined);
   }
 
   /** A lease value as /readyz names its holder: never the value itself, which anyone may have written. */
@@ -426,6 +612,6 @@ export class RedisBus implements LiveBus {
   }
 
   async close(): Promise<void> {
-    this.subscriber.disconnect();
+    this.listener.close();
   }
 }

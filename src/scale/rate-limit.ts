@@ -1,10 +1,10 @@
 import type { IncomingMessage } from 'node:http';
 import { isIPv4, isIPv6 } from 'node:net';
-import type { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { ScaleConfig } from '../config.js';
 import { GatewayError } from '../errors.js';
 import { type Budget, traceOf } from '../ops/request-trace.js';
+import type { RedisClient } from './redis.js';
 
 /**
  * Per-client rate limits (contract.md §5): each client may spend RATE_LIMIT_POINTS of query cost
@@ -235,7 +235,7 @@ export class RateLimit {
   constructor(
     private readonly settings: RateLimitSettings,
     private readonly events: RateLimitEvents,
-    private readonly redis: Redis | null = null,
+    private readonly redis: RedisClient | null = null,
   ) {
     const points = settings.rateLimitPoints;
     this.policy = policyOf(points, settings.rateLimitWindowMs);
@@ -247,6 +247,8 @@ export class RateLimit {
           // rate-limiter-flexible counts windows in whole seconds (Redis expiries are in seconds).
           duration: wholeSeconds(settings.rateLimitWindowMs),
           // The counters of every instance and worker on this Redis; a new window layout, a new prefix.
+          // Each command touches one counter, so on a cluster a key needs no hash tag: hashed
+          // whole, the clients' counters spread over every shard.
           keyPrefix: 'chain-gateway:rate-limit:v1',
           rejectIfRedisNotReady: true,
         })

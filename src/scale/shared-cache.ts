@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { SharedCacheName, SharedLookup } from '../ops/metrics.js';
-import type { KeyedRedis, RedisStore } from './redis.js';
+import { hashTag, type KeyedRedis, type RedisStore } from './redis.js';
 import type { RedisValues } from './redis-values.js';
 
 /**
@@ -12,9 +12,10 @@ import type { RedisValues } from './redis-values.js';
  * - Keys start with a version prefix: the format version below and a hash of the printed schema,
  *   then a hash of the upstreams read. A deploy that changes the schema or the stored shape (bump
  *   `SHARED_FORMAT_VERSION`) reads none of the old keys, which expire on their own.
- * - A miss takes a short lock (`SET …:lock NX PX <upstream timeout>`, in one script with a second
- *   look at the value, so that a value stored meanwhile is not fetched again): the instance that gets it
- *   fetches and stores the value, releasing the lock in the same script; the others poll for the
+ * - A miss takes a short lock (`SET <key>:lock NX PX <upstream timeout>`, in one script with a
+ *   second look at the value, so that a value stored meanwhile is not fetched again; the id in a
+ *   key is its hash tag, so a Redis Cluster keeps value and lock in one slot): the instance that gets
+ *   it fetches and stores the value, releasing the lock in the same script; the others poll for the
  *   value until it comes, the lock goes without a value (the fetch failed), or the upstream timeout
  *   passes, and then fetch themselves. So concurrent misses across instances make one fetch.
  * - Every Redis command may fail (RedisStore: short timeout, breaker): a failure means "no shared
@@ -76,6 +77,9 @@ return {3}`;
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0`;
 
+/** A value's fill lock: its key's hash tag (`SharedCache.key`) puts it in the value's slot. */
+const lockOf = (key: string) => `${key}:lock`;
+
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** What `read` found under a key: the proven value (null: none, or one that did not verify), and the bytes Redis held. */
@@ -100,8 +104,12 @@ export class SharedCache {
     this.prefix = keyed.prefix;
   }
 
+  /**
+   * `<prefix><cache>:{<id>}`: the id is the hash tag, so that on a Redis Cluster the value and its
+   * lock share a slot (one script or MGET reaches both) while values spread over the shards.
+   */
   key(cache: SharedCacheName, id: string): string {
-    return `${this.prefix}${cache}:${id}`;
+    return `${this.prefix}${cache}:${hashTag(id)}`;
   }
 
   /** The value stored under `key`, once proven and decoded; null when none or it does not verify (counted). */
@@ -132,7 +140,7 @@ export class SharedCache {
     key: string,
     rejected: string | null,
   ): Promise<{ found: SharedValue<T> } | SharedLock | null | undefined> {
-    const lock = { key, lockKey: `${key}:lock`, token: randomUUID() };
+    const lock = { key, lockKey: lockOf(key), token: randomUUID() };
     try {
       const [outcome, raw] = (await this.redis.run((c) =>
         c.eval(
@@ -174,7 +182,7 @@ export class SharedCache {
       let value: string | null;
       let lock: string | null;
       try {
-        [value, lock] = (await this.redis.run((c) => c.mget(key, `${key}:lock`))) as [
+        [value, lock] = (await this.redis.run((c) => c.mget(key, lockOf(key)))) as [
           string | null,
           string | null,
         ];
@@ -195,7 +203,7 @@ export class SharedCache {
   store(key: string, value: unknown, ttlMs: number, lock?: SharedLock | null): void {
     const payload = this.values.sign(key, `${Date.now() + ttlMs}|${JSON.stringify(value)}`);
     this.redis
-      .run((c) => c.eval(STORE_AND_RELEASE, 2, key, `${key}:lock`, payload, ttlMs, lock?.token ?? ''))
+      .run((c) => c.eval(STORE_AND_RELEASE, 2, key, lockOf(key), payload, ttlMs, lock?.token ?? ''))
       .catch(() => {});
   }
 

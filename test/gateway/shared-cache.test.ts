@@ -1,7 +1,8 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createGateway, type Gateway } from '../../src/gateway.js';
+import { createGateway, deploymentSecret, type Gateway } from '../../src/gateway.js';
+import { deploymentPrefix } from '../../src/scale/redis.js';
 import { SHARED_FORMAT_VERSION, sharedKeyPrefix } from '../../src/scale/shared-cache.js';
 import { printedSchema } from '../../src/schema/print.js';
 import { hasRedis } from '../support/redis.js';
@@ -75,8 +76,12 @@ describe.runIf(hasRedis)('caches shared through Redis (REDIS_URL)', () => {
   const validatorPages = () => env.devnet.requests.filter((r) => r.path === '/stake/validators');
   const pagesOfOneList = () => Math.ceil(env.devnet.data.validators.length / 100);
   const keys = async () => (await env.inspect.keys('*')).sort();
+  /** The deployment's key prefix: the shared caches' version, then the id of its secret. */
   const prefix = () =>
-    sharedKeyPrefix(printedSchema(), { urls: env.devnet.urls, dialects: settings().dialects });
+    deploymentPrefix(
+      sharedKeyPrefix(printedSchema(), { urls: env.devnet.urls, dialects: settings().dialects }),
+      deploymentSecret({ ...settings(), upstreamUrls: env.devnet.urls }),
+    );
   const metricsOf = async (gateway: Gateway) =>
     (await gateway.yoga.fetch('http://gateway.test/metrics')).text();
   const metric = (text: string, series: string) => {
@@ -201,7 +206,7 @@ describe.runIf(hasRedis)('caches shared through Redis (REDIS_URL)', () => {
     await connected(a);
     env.devnet.resetRecords();
     // Another instance took the list's lock and died before storing anything.
-    await env.inspect.set(`${prefix()}validators:list:lock`, 'a-dead-instance', 'PX', 60_000);
+    await env.inspect.set(`${prefix()}validators:{list}:lock`, 'a-dead-instance', 'PX', 60_000);
     const res = await graphql(a.gateway, VALIDATOR_TABLE, { variables: { pageSize: 5 } });
     expect(res.errors).toBeUndefined();
     expect(res.data.validators.nodes).toHaveLength(5);
@@ -342,12 +347,12 @@ describe.runIf(hasRedis)('caches shared through Redis (REDIS_URL)', () => {
     await until(
       async () => {
         inRedis = await keys();
-        return inRedis.length === 1 && inRedis[0] === `${prefix()}validators:list`;
+        return inRedis.length === 1 && inRedis[0] === `${prefix()}validators:{list}`;
       },
       { within: 1_000, what: 'the validator list alone stored in Redis' },
     );
-    expect(inRedis).toEqual([`${prefix()}validators:list`]);
-    const stored = (await env.inspect.get(`${prefix()}validators:list`)) ?? '';
+    expect(inRedis).toEqual([`${prefix()}validators:{list}`]);
+    const stored = (await env.inspect.get(`${prefix()}validators:{list}`)) ?? '';
     expect(stored.includes(token)).toBe(false);
     expect(stored.toLowerCase().includes(String(delegator).toLowerCase())).toBe(false);
   });
@@ -362,11 +367,13 @@ describe.runIf(hasRedis)('caches shared through Redis (REDIS_URL)', () => {
     expect(stored).toHaveLength(2);
     const schemaText = printedSchema();
     const version = prefix();
-    expect(version).toMatch(new RegExp(`^gw:v${SHARED_FORMAT_VERSION}:[\\w-]{16}:[\\w-]{8}:$`));
+    expect(version).toMatch(new RegExp(`^gw:v${SHARED_FORMAT_VERSION}:[\\w-]{16}:[\\w-]{8}:[0-9a-f]{8}:$`));
     for (const key of await keys()) expect(key.startsWith(version)).toBe(true);
     // Another schema (a deploy that changed it) reads under another prefix.
     const upstreams = { urls: env.devnet.urls, dialects: settings().dialects };
-    expect(sharedKeyPrefix(`${schemaText}\ntype Added { x: Int }`, upstreams)).not.toBe(version);
-    expect(sharedKeyPrefix(schemaText, upstreams)).toBe(version);
+    expect(sharedKeyPrefix(`${schemaText}\ntype Added { x: Int }`, upstreams)).not.toBe(
+      sharedKeyPrefix(schemaText, upstreams),
+    );
+    expect(version.startsWith(sharedKeyPrefix(schemaText, upstreams))).toBe(true);
   });
 });

@@ -129,7 +129,7 @@ describe('APQ in Redis', () => {
     let key: string | undefined;
     await until(
       async () => {
-        [key] = await client.keys('*apq:documents');
+        [key] = await client.keys('*{apq}:documents');
         return key !== undefined && (await client.hexists(key, hash)) === 1;
       },
       { what: `the document of hash ${hash} registered in Redis` },

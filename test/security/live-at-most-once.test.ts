@@ -99,7 +99,7 @@ async function changeValidators(rounds: number, subs: Subscription[]): Promise<n
 
 /** The connections subscribed to the validators' events in Redis. */
 async function validatorListeners(): Promise<number> {
-  const [channel] = (await admin.call('PUBSUB', 'CHANNELS', '*live:events:validators')) as string[];
+  const [channel] = (await admin.call('PUBSUB', 'CHANNELS', '*live:events:{validators}')) as string[];
   if (channel === undefined) return 0;
   const [, count] = (await admin.call('PUBSUB', 'NUMSUB', channel)) as [string, number];
   return Number(count);

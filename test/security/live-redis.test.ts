@@ -75,8 +75,8 @@ describe.runIf(hasRedis)('live updates on a shared Redis', () => {
       what: "the failed-transactions source's first poll stored in Redis",
     });
     const hmac = hmacOf(token);
-    expect(await liveKeys()).toEqual([`live:lease:failed:${hmac}`, `live:state:failed:${hmac}`]);
-    expect(await liveChannels()).toEqual([`live:events:failed:${hmac}`]);
+    expect(await liveKeys()).toEqual([`live:lease:{failed:${hmac}}`, `live:state:{failed:${hmac}}`]);
+    expect(await liveChannels()).toEqual([`live:events:{failed:${hmac}}`]);
     // Neither the token nor the hash anyone holding it could compute is anywhere in Redis.
     const everything = JSON.stringify([
       await env.inspect.keys('*'),
@@ -103,7 +103,7 @@ describe.runIf(hasRedis)('live updates on a shared Redis', () => {
     const b = await start();
     const onA = await subscribe(a.url, BLOCKS);
     // A polls: it holds the lease before B has a subscriber.
-    await until(async () => (await liveKeys()).includes('live:state:blocks'), {
+    await until(async () => (await liveKeys()).includes('live:state:{blocks}'), {
       what: "A's first poll of the blocks stored in Redis",
     });
     const onB = await subscribe(b.url, BLOCKS);
@@ -111,7 +111,7 @@ describe.runIf(hasRedis)('live updates on a shared Redis', () => {
       what: "B's blocks source started",
     });
     const holder = ownerOf(
-      await env.inspect.get((await env.inspect.keys('*live:lease:blocks'))[0] as string),
+      await env.inspect.get((await env.inspect.keys('*live:lease:{blocks}'))[0] as string),
     ) as string;
     const readyOf = async (g: Gateway) => (await g.yoga.fetch('http://gateway.test/readyz')).json();
     // /readyz answers at once with the last check it finished: the first one is under way.
@@ -130,14 +130,14 @@ describe.runIf(hasRedis)('live updates on a shared Redis', () => {
     await until(
       async () => {
         const lease = ownerOf(
-          await env.inspect.get((await env.inspect.keys('*live:lease:blocks'))[0] ?? 'none'),
+          await env.inspect.get((await env.inspect.keys('*live:lease:{blocks}'))[0] ?? 'none'),
         );
         return lease !== null && lease !== holder;
       },
       { what: "the blocks' lease taken over by B" },
     );
     const next = ownerOf(
-      await env.inspect.get((await env.inspect.keys('*live:lease:blocks'))[0] as string),
+      await env.inspect.get((await env.inspect.keys('*live:lease:{blocks}'))[0] as string),
     ) as string;
     expect(next).toMatch(/^[0-9a-f]{16}$/);
     // /readyz reuses its answer for a second: B says so once it checks again.

@@ -3,7 +3,7 @@ import { GraphQLError } from 'graphql';
 import type { GraphQLParams, Plugin, YogaInitialContext } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
 import { clientOf, type RateLimit, rateLimited } from '../../scale/rate-limit.js';
-import type { KeyedRedis } from '../../scale/redis.js';
+import { hashTag, type KeyedRedis } from '../../scale/redis.js';
 import { partPlugin, type RequestPart } from '../pipeline/parts.js';
 import { type HttpStagePlugin, withHttpStage } from '../routing.js';
 
@@ -118,9 +118,13 @@ export class PersistedQueryStore {
     });
   }
 
-  private keys(): [string, string] {
-    const prefix = `${this.options.redis?.prefix ?? ''}apq:`;
-    return [`${prefix}documents`, `${prefix}registered`];
+  /**
+   * The documents, their registrations and their size: one hash tag, so that on a Redis Cluster the
+   * scripts that touch them together run in one slot.
+   */
+  private keys(): [documents: string, registered: string, bytes: string] {
+    const prefix = `${this.options.redis?.prefix ?? ''}${hashTag('apq')}:`;
+    return [`${prefix}documents`, `${prefix}registered`, `${prefix}bytes`];
   }
 
   /** What a document's signature names: its entry in the documents hash, so that it proves its hash too. */
@@ -135,7 +139,7 @@ export class PersistedQueryStore {
     const redis = this.options.redis;
     if (!redis) return null;
     const stored = (await redis.store
-      .run((c) => c.eval(LOOKUP, 2, ...this.keys(), hash, Date.now(), SHARED_TTL_MS))
+      .run((c) => c.eval(LOOKUP, 2, ...this.keys().slice(0, 2), hash, Date.now(), SHARED_TTL_MS))
       .catch(() => null)) as string | null;
     if (typeof stored !== 'string') return null;
     // What Redis holds is proven: signed by this deployment for this hash, and the hash's document.
@@ -175,7 +179,6 @@ export class PersistedQueryStore {
           REGISTER,
           3,
           ...this.keys(),
-          `${redis.prefix}apq:bytes`,
           hash,
           redis.values.sign(this.entryKey(hash), document),
           Date.now(),
@@ -259,9 +262,12 @@ export function automaticPersistedQueries(
     // extensions (its hash, to be proven and kept) is read on Yoga's path, as is a hash to look up
     // in Redis or to refuse.
     lookup: withHttpStage(lookup, {
+      // Only a registration: other extensions (Apollo Client 4 sends `clientLibrary` with every
+      // request, Apollo's GraphQLWsLink an empty object) say nothing APQ must read.
       declines: ({ params }) =>
-        params.query !== undefined && params.extensions !== undefined && params.extensions !== null
-          ? 'APQ: a document sent with extensions (its hash proven, the document registered)'
+        params.query !== undefined &&
+        (params.extensions as { persistedQuery?: unknown } | null | undefined)?.persistedQuery !== undefined
+          ? 'APQ: a document sent with its hash (the hash proven, the document registered)'
           : null,
       named: (params) => store.named(params),
     }),
