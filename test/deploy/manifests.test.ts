@@ -105,8 +105,9 @@ function validateOperatorKind(object: K8sObject): void {
     if (!Array.isArray(groups) || groups.length === 0) fail('spec/groups');
     for (const group of groups) {
       if (!isText(group.name) || !Array.isArray(group.rules)) fail('spec/groups/name or rules');
+      // An alerting rule or a recording rule (the SLO's ratios): one name of the two, and an expression.
       for (const rule of group.rules)
-        if (!isText(rule.alert) || !isText(rule.expr)) fail('spec/groups/rules');
+        if (isText(rule.alert) === isText(rule.record) || !isText(rule.expr)) fail('spec/groups/rules');
     }
     return;
   }
