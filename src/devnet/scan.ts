@@ -1,4 +1,4 @@
-import { blockIndex, type DevnetData, TX_TYPES } from './data.js';
+import { blockIndex, blockTimeAt, type DevnetData, drawBlock, TX_TYPES } from './data.js';
 import { HttpError, type Reply } from './http.js';
 import { allowOnly } from './params.js';
 import { SortedIndex } from './sorted-index.js';
@@ -64,7 +64,11 @@ class SearchIndex {
     return this.data.blocks.count;
   }
 
-  /** The lowest height held: those below are pruned, as on a node that keeps the last blocks. */
+  /**
+   * The lowest height held in full: below it only a block's own record is answered (by its exact
+   * height), drawn again from the seed as an archive would serve it, so that a client finds the
+   * head of a chain that has run since its genesis by galloping from height 1.
+   */
   private get minHeight(): number {
     return this.data.blocks.first;
   }
@@ -83,6 +87,7 @@ class SearchIndex {
 
   blockSuggestion(height: number) {
     const { blocks, validators } = this.data;
+    if (height < this.minHeight) return this.archivedBlock(height);
     const i = blockIndex(blocks, height);
     return {
       height,
@@ -92,6 +97,20 @@ class SearchIndex {
       // The tip block may still receive actions; every earlier block is final.
       actionCountComplete: height < this.maxHeight,
       proposer: validators[blocks.proposer[i] as number]?.consensus_address as string,
+    };
+  }
+
+  /** A block below the window (a block is a function of the seed and its height alone: data.ts). */
+  private archivedBlock(height: number) {
+    const { seed, addresses, contracts, proposers, clock, validators } = this.data;
+    const draw = drawBlock(seed, height, addresses.length - contracts.length, proposers);
+    return {
+      height,
+      hash: draw.hash,
+      blockTime: blockTimeAt(clock, height),
+      transactionCount: draw.txs.length,
+      actionCountComplete: true,
+      proposer: validators[draw.proposer]?.consensus_address as string,
     };
   }
 
@@ -106,8 +125,9 @@ class SearchIndex {
       const hi = Math.min((p + 1) * scale - 1, maxHeight);
       if (lo <= hi) ranges.push([lo, hi]);
     }
-    const count = ranges.reduce((n, [lo, hi]) => n + hi - lo + 1, 0);
-    const exact = p >= minHeight && p <= maxHeight;
+    const exact = p >= 1 && p <= maxHeight;
+    // An exact height below the window is answered too (archivedBlock), and counted.
+    const count = ranges.reduce((n, [lo, hi]) => n + hi - lo + 1, exact && p < minHeight ? 1 : 0);
     const heights = exact ? [p] : [];
     for (let r = ranges.length - 1; r >= (exact ? 1 : 0) && heights.length < MAX_SUGGESTIONS; r--) {
       const [lo, hi] = ranges[r] as [number, number];
@@ -176,7 +196,7 @@ class SearchIndex {
     const results: { kind: string; identity: string; matched: string; canonicalUrl: string }[] = [];
     if (/^\d+$/.test(q)) {
       const height = q.length <= 10 ? Number(q) : 0;
-      if (height >= this.minHeight && height <= this.maxHeight) {
+      if (height >= 1 && height <= this.maxHeight) {
         results.push({
           kind: 'block',
           identity: String(height),

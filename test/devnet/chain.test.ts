@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
 import { blockIndex, type DevnetData } from '../../src/devnet/data.js';
 import { DEVNET_GENESIS, type Devnet, startDevnet } from '../../src/devnet/index.js';
+import { blockSource } from '../../src/live/sources.js';
+import { createUpstreams } from '../../src/upstream/index.js';
 import { until } from '../support/until.js';
 import { bearer, call, camelKeys, useDevnet, VARIANTS } from './helpers.js';
 
@@ -200,9 +203,46 @@ describe('the chain on the clock', () => {
       }
       const search = await call(`${after.urls.scan}/api/v1/dex/search?q=${head}`);
       expect(search.body.blocks[0]).toMatchObject({ height: head, hash: blockOf(before.data, head).hash });
-      // Below the window, pruned: a block the devnet does not hold.
-      const pruned = await call(`${after.urls.scan}/api/v1/search?q=${after.data.blocks.first - 1}`);
-      expect(pruned.body.results).toEqual([]);
+      // Below the window a block is answered by its exact height alone, as an archive serves it:
+      // the same record the window held (so a client finds the head by galloping from height 1).
+      const below = after.data.blocks.first - 1;
+      expect(below).toBeGreaterThanOrEqual(before.data.blocks.first);
+      const archived = await call(`${after.urls.scan}/api/v1/dex/search?q=${below}`);
+      const held = blockOf(before.data, below);
+      expect(archived.body.blocks[0]).toMatchObject({
+        height: below,
+        hash: held.hash,
+        blockTime: held.time,
+        transactionCount: held.txs.length,
+        actionCountComplete: true,
+      });
+      expect((await call(`${after.urls.scan}/api/v1/search?q=${below}`)).body.results).toEqual([
+        { kind: 'block', identity: String(below), matched: String(below), canonicalUrl: `/blocks/${below}` },
+      ]);
+      expect((await call(`${after.urls.scan}/api/v1/dex/search?q=1`)).body.blocks[0]).toMatchObject({
+        height: 1,
+      });
+    } finally {
+      await Promise.all(started.splice(0).map((d) => d.close()));
+    }
+  });
+
+  it("has its head found by the gateway's block poller (a gallop from height 1), 4.8 million blocks in", async () => {
+    try {
+      const devnet = await start(at(Date.UTC(2026, 10, 29, 6)));
+      const upstreams = createUpstreams({
+        urls: devnet.urls,
+        timeoutMs: 5_000,
+        connections: 2,
+        resilience: { failureThreshold: 1000, halfOpenAfterMs: 1000 },
+        dialects: loadConfig({}).dialects,
+      });
+      try {
+        const found = await blockSource(upstreams, 10, () => 0).poll(null, {});
+        expect(found.state).toEqual({ head: devnet.data.blocks.count });
+      } finally {
+        await upstreams.close();
+      }
     } finally {
       await Promise.all(started.splice(0).map((d) => d.close()));
     }
