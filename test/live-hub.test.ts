@@ -176,16 +176,24 @@ describe('LiveHub on the devnet: what a listener missed', () => {
     return seen;
   };
 
-  it('reads the blocks between the last delivered and one beyond the next, before it', async () => {
+  /**
+   * A hub on a bus the test can resume, and a blockAdded stream of it whose source reads the
+   * devnet's blocks between two heights; the hub's own poller finds nothing (the test publishes).
+   */
+  const blockStream = () => {
     const bus = new ResumingBus();
-    hub = hubOn(bus, metrics());
-    const live = hub;
-    // The devnet's blocks between two heights; the hub's own poller finds nothing (the test publishes).
+    const live = hubOn(bus, metrics());
+    hub = live;
     const source = { ...blockSource(upstreams, 20, () => live.deliveredHeight('blocks')), poll: quiet.poll };
-    const stream = hub.subscribe(source, {
+    const stream = live.subscribe(source, {
       accept: (e) => (e.kind === 'block' ? e.block.height : undefined),
       ...noEnd,
     });
+    return { bus, stream };
+  };
+
+  it('reads the blocks between the last delivered and one beyond the next, before it', async () => {
+    const { bus, stream } = blockStream();
     const head = devnet.data.blocks.count;
     await bus.publish('blocks', [await real(head - 4)]);
     expect(await heights(stream, 1)).toEqual([head - 4]);
@@ -198,15 +206,7 @@ describe('LiveHub on the devnet: what a listener missed', () => {
   });
 
   it('reads on from the last block delivered when the bus is back, until a height is missing', async () => {
-    const bus = new ResumingBus();
-    hub = hubOn(bus, metrics());
-    const live = hub;
-    // The devnet's blocks between two heights; the hub's own poller finds nothing (the test publishes).
-    const source = { ...blockSource(upstreams, 20, () => live.deliveredHeight('blocks')), poll: quiet.poll };
-    const stream = hub.subscribe(source, {
-      accept: (e) => (e.kind === 'block' ? e.block.height : undefined),
-      ...noEnd,
-    });
+    const { bus, stream } = blockStream();
     const head = devnet.data.blocks.count;
     await bus.publish('blocks', [await real(head - 2)]);
     expect(await heights(stream, 1)).toEqual([head - 2]);
