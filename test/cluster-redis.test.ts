@@ -1,12 +1,11 @@
 import { createHash } from 'node:crypto';
-import { once } from 'node:events';
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, redisCluster } from '../src/config.js';
 import { type Devnet, startDevnet } from '../src/devnet/index.js';
 import { hashSlot, hashTag } from '../src/scale/redis.js';
 import { hasRedisCluster, startRedisCluster, type TestRedisCluster } from './support/redis-cluster.js';
-import { type Started, startLiveGateway } from './support/server-process.js';
+import { killAll, type Started, startLiveGateway } from './support/server-process.js';
 import { type Subscription, subscribe } from './support/sse.js';
 import { until } from './support/until.js';
 
@@ -76,13 +75,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await Promise.all(
-    processes.map(async (p) => {
-      if (p.child.exitCode !== null || p.child.signalCode !== null) return;
-      p.child.kill('SIGKILL');
-      await once(p.child, 'exit');
-    }),
-  );
+  await killAll(processes);
   await devnet?.close();
   await cluster?.close();
 });

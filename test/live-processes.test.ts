@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Devnet, startDevnet } from '../src/devnet/index.js';
 import { hasRedis, startRedis, type TestRedis } from './support/redis.js';
-import { type Started, startLiveGateway } from './support/server-process.js';
+import { killAll, type Started, startLiveGateway } from './support/server-process.js';
 import { type Subscription, subscribe } from './support/sse.js';
 import { until } from './support/until.js';
 
@@ -25,13 +25,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await Promise.all(
-    processes.map(async (p) => {
-      if (p.child.exitCode !== null || p.child.signalCode !== null) return;
-      p.child.kill('SIGKILL');
-      await once(p.child, 'exit');
-    }),
-  );
+  await killAll(processes);
   await devnet?.close();
 });
 

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { EventEmitter } from 'node:events';
+import { EventEmitter, once } from 'node:events';
 
 /**
  * The real gateway process (`src/main.ts` under tsx) on port 0, its output watched: tests wait
@@ -96,4 +96,15 @@ export async function startLiveGateway(
   started.push(gateway);
   await gateway.listening;
   return gateway;
+}
+
+/** Kills (SIGKILL) every process of `started` still running, and resolves once each has exited. */
+export async function killAll(started: readonly Started[]): Promise<void> {
+  await Promise.all(
+    started.map(async (p) => {
+      if (p.child.exitCode !== null || p.child.signalCode !== null) return;
+      p.child.kill('SIGKILL');
+      await once(p.child, 'exit');
+    }),
+  );
 }
