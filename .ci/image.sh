@@ -72,11 +72,16 @@ fi
 # for the default base's npm 10 (so CI runs the very step a default build runs). --format docker
 # keeps HEALTHCHECK, which the OCI format has no field for. --network host: the build's npm reaches
 # the registry as this machine does.
+# Podman 4.3 (Debian 12's buildah 1.28) reuses a cached LABEL or ENV step whose build argument
+# changed, so a second build kept the first revision: the two that name the revision are given on
+# the command line as well, which applies them after the cache (Docker keys its cache on the ARG).
+version=$(node -p 'require("./package.json").version')
+revision=$(git rev-parse HEAD 2>/dev/null || echo unknown)
 started=$SECONDS
 "${PODMAN[@]}" build --format docker --network host "${ULIMITS[@]}" \
-  --build-arg "BASE_IMAGE=$BASE" \
-  --build-arg "VERSION=$(node -p 'require("./package.json").version')" \
-  --build-arg "REVISION=$(git rev-parse HEAD 2>/dev/null || echo unknown)" \
+  --build-arg "BASE_IMAGE=$BASE" --build-arg "VERSION=$version" --build-arg "REVISION=$revision" \
+  --label "org.opencontainers.image.version=$version" \
+  --label "org.opencontainers.image.revision=$revision" --env "BUILD_REVISION=$revision" \
   --tag "$IMAGE" .
 echo "image built in $((SECONDS - started)) s"
 size=$("${PODMAN[@]}" image inspect --format '{{ .Size }}' "$IMAGE")
