@@ -10,6 +10,9 @@ import type { UpstreamName } from './errors.js';
 
 export class ConfigError extends Error {}
 
+/** The one path GraphQL is served on, over HTTP and WebSocket (contract.md §1). */
+export const GRAPHQL_PATH = '/graphql';
+
 /** package.json's version: the gateway's release, in `build_info` and the start banner. */
 export const PACKAGE_VERSION: string = JSON.parse(
   readFileSync(new URL('../package.json', import.meta.url), 'utf8'),

@@ -1,20 +1,16 @@
 import type { RequestListener } from 'node:http';
 import { pino } from 'pino';
 import type { GatewayOptions } from './config.js';
-import { CorsPolicy } from './graphql/exchange.js';
+import { CorsPolicy } from './exchange/headers.js';
 import { DocumentCache } from './graphql/pipeline/documents.js';
 import { PersistedQueryStore } from './graphql/plugins/apq.js';
 import { Manifest } from './graphql/plugins/persisted.js';
 import { PublicResponseCache } from './graphql/plugins/response-cache.js';
 import { createGatewayYoga, type GatewayYoga, gatewayContext, type YogaParts } from './graphql/yoga.js';
 import { createRequestListener } from './http/fast-path.js';
+import type { UpgradeListener } from './http/node-server.js';
 import { EventStreams, SSE_PING_MS, SSE_RETRY_SPREAD_MS } from './http/sse.js';
-import {
-  type UpgradeListener,
-  type WebSocketOptions,
-  WebSockets,
-  WS_INIT_TIMEOUT_MS,
-} from './http/websocket.js';
+import { type WebSocketOptions, WebSockets, WS_INIT_TIMEOUT_MS } from './http/websocket.js';
 import { LiveUpdates } from './live/index.js';
 import { GatewayMetrics } from './ops/metrics.js';
 import type { Telemetry } from './ops/request-trace.js';
@@ -42,6 +38,8 @@ export interface Gateway {
   listener: RequestListener;
   /** node:http's `upgrade` listener: GraphQL over WebSocket on /graphql (http/websocket.ts). */
   upgrade: UpgradeListener;
+  /** The one CORS policy: every answer's, intake's refusals' (http/node-server.ts) and WebSocket origins'. */
+  cors: CorsPolicy;
   upstreams: Upstreams;
   /** The per-client rate limit; null when RATE_LIMIT_POINTS is 0. */
   rateLimit: RateLimit | null;
@@ -258,6 +256,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       prepared: { documents, context },
     }),
     upgrade: sockets.upgrade,
+    cors,
     upstreams,
     rateLimit,
     live,

@@ -105,7 +105,7 @@ async function serve(configured: Config, { worker, devnet, onDevnet, drainMs }: 
   worker?.share(gateway.metrics.registry);
   gateway.metrics.describe({ build: config.build, maxSubscriptions: config.live.maxSubscriptions });
   for (const warning of secretWarnings(config)) logger.warn(warning);
-  const server = createGatewayServer(gateway.listener, config, gateway.metrics, gateway.upgrade);
+  const server = createGatewayServer(gateway, config);
   const port = await listen(server, config.port, config.host, 'PORT');
   // After the public port, which is the one a cluster's primary learns first from each worker.
   const metrics = await serveMetrics(config, { metrics: gateway.metrics, scrape: worker?.metrics });

@@ -44,7 +44,7 @@ function functions(file: string): { name: string; lines: number }[] {
 
 /**
  * Each folder's (or top-level file's) layer: a file imports only from its own layer or those below
- * (`main → gateway → http → graphql → schema / live / upstream → ops / scale / lib`, and under them
+ * (`main → gateway → http → graphql → exchange / schema / live / upstream → ops / scale / lib`, and under them
  * the configuration and the coded errors every layer reads). The devnet stands apart: only main.ts
  * loads it, and it reads nothing of the gateway but the small pure helpers of lib/.
  */
@@ -53,6 +53,7 @@ const LAYERS: Record<string, number> = {
   'gateway.ts': 1,
   http: 2,
   graphql: 3,
+  exchange: 4,
   schema: 4,
   live: 4,
   upstream: 4,
@@ -125,6 +126,21 @@ describe('the house by concern', () => {
       targets.filter((target) => !allowed(file, target)).map((target) => `${file} → ${target}`),
     );
     expect(against).toEqual([]);
+  });
+
+  it('admits requests with nothing of graphql/: intake and the server reach none of it, even through another file', () => {
+    const reached = new Set<string>();
+    const reach = (file: string) => {
+      for (const target of graph.get(file) ?? []) {
+        if (reached.has(target)) continue;
+        reached.add(target);
+        reach(target);
+      }
+    };
+    reach('http/intake.ts');
+    reach('http/node-server.ts');
+    const graphqlReached = [...reached].filter((file) => file.startsWith('graphql/'));
+    expect(graphqlReached).toEqual([]);
   });
 
   it('has nothing import gateway.ts but main.ts', () => {

@@ -2,7 +2,9 @@ import type { ServerResponse } from 'node:http';
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import { RequestCache } from '@pothos/plugin-scope-auth';
 import { createYoga, type Plugin, type YogaServerInstance, type YogaServerOptions } from 'graphql-yoga';
-import type { GatewayOptions } from '../config.js';
+import { type GatewayOptions, GRAPHQL_PATH } from '../config.js';
+import type { CorsPolicy } from '../exchange/headers.js';
+import { type MaskLog, maskedResult, maskUnexpected, publicError } from '../exchange/public-errors.js';
 import type { LiveUpdates } from '../live/index.js';
 import { blockAt } from '../live/sources.js';
 import { StreamHandle } from '../live/streams.js';
@@ -16,7 +18,6 @@ import type { CursorCodec } from '../schema/cursors.js';
 import { schema } from '../schema/index.js';
 import { Loaders, type ValidatorCache } from '../schema/loaders.js';
 import type { Upstreams } from '../upstream/index.js';
-import type { CorsPolicy } from './exchange.js';
 import { EXAMPLE_QUERY, type GraphiQLPage, graphiqlPage, graphiqlPageOptions } from './graphiql.js';
 import { guardPipeline, pipelineWatcher } from './guard.js';
 import type { DocumentCache } from './pipeline/documents.js';
@@ -33,7 +34,6 @@ import { type Manifest, usePersistedOnly } from './plugins/persisted.js';
 import type { PublicResponseCache } from './plugins/response-cache.js';
 import { useSubscriptionLimits } from './plugins/subscriptions.js';
 import { operationLabeler, useTelemetry } from './plugins/telemetry.js';
-import { type MaskLog, maskedResult, maskUnexpected, publicError } from './public-errors.js';
 import { Routing, withHttpStage } from './routing.js';
 
 export type GatewayYoga = YogaServerInstance<Record<string, unknown>, Context>;
@@ -296,7 +296,7 @@ function yogaOptionsFor(
     schema,
     // CORS is answered by useAnswers, with the same headers on every path.
     cors: false,
-    graphqlEndpoint: '/graphql',
+    graphqlEndpoint: GRAPHQL_PATH,
     landingPage: false,
     // The body cap is useRequestBodyLimit's: Yoga's holds about 10 KB per open stream.
     maxRequestBodySize: false,

@@ -1,22 +1,19 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { ExecutionArgs, ExecutionResult } from 'graphql';
 import { processRegularResult } from 'graphql-yoga';
-import {
-  type CorsPolicy,
-  DEFAULT_CACHE_CONTROL,
-  Exchange,
-  type RequestHeaders,
-} from '../graphql/exchange.js';
+import { GRAPHQL_PATH } from '../config.js';
+import { bodyWithin } from '../exchange/body.js';
+import { Exchange, exchangeAnswering, type RequestHeaders } from '../exchange/exchange.js';
+import { answerHeaders, type CorsPolicy, DEFAULT_CACHE_CONTROL } from '../exchange/headers.js';
+import { INTERNAL_ANSWER, publicError } from '../exchange/public-errors.js';
 import type { DocumentCache } from '../graphql/pipeline/documents.js';
 import { MULTIPART } from '../graphql/pipeline/multipart.js';
 import type { PreparedRequest } from '../graphql/pipeline/parts.js';
 import { type AnswerShape, streamTransport } from '../graphql/pipeline/shape.js';
-import { bodyWithin } from '../graphql/plugins/body-limit.js';
-import { INTERNAL_ANSWER, publicError } from '../graphql/public-errors.js';
 import type { AdapterRequest, Routing, SentParams, WholeAnswer } from '../graphql/routing.js';
 import type { ContextSource, GatewayYoga } from '../graphql/yoga.js';
 import { errorSummary } from '../ops/logger.js';
-import type { Telemetry } from '../ops/request-trace.js';
+import { startTrace, type Telemetry } from '../ops/request-trace.js';
 import type { Context } from '../schema/context.js';
 import { headersOf, pipeResponse } from './node-response.js';
 import { type EventStreams, SSE, serveSubscription } from './sse.js';
@@ -32,7 +29,7 @@ import { type EventStreams, SSE, serveSubscription } from './sse.js';
  * as an event stream (POST, or an EventSource's GET) is written by sse.ts. Whether the adapter may
  * take a request is the plugins' to say (graphql/routing.ts): any plugin that declines it sends it
  * to Yoga, as does anything the adapter does not read (other methods, paths and media types,
- * batches, odd bodies). Answers are finished by their exchange (graphql/exchange.ts) and encoded by
+ * batches, odd bodies). Answers are finished by their exchange (exchange/exchange.ts) and encoded by
  * Yoga's own result processor, as on Yoga's path; parity tests compare the paths byte for byte.
  */
 
@@ -79,7 +76,7 @@ function acceptsAnswer(req: IncomingMessage): boolean {
  * the adapter reads. Whether it runs them is the plugins' to say (graphql/routing.ts).
  */
 function readable(req: IncomingMessage): boolean {
-  if (req.method !== 'POST' || pathOf(req) !== '/graphql') return false;
+  if (req.method !== 'POST' || pathOf(req) !== GRAPHQL_PATH) return false;
   const type = req.headers['content-type'];
   if (!type || !/^application\/json\s*(;|$)/i.test(type)) return false;
   return acceptsAnswer(req);
@@ -248,17 +245,26 @@ async function answer(
 /** The last resort: an answer that failed is logged, and the client gets a masked 500 (or a cut). */
 function failed(telemetry: Telemetry, cors: CorsPolicy, req: IncomingMessage, res: ServerResponse) {
   return (error: Error) => {
-    telemetry.logger.error({ err: errorSummary(error) }, 'answer failed');
+    // The request's id as its exchange has it, or as a refusal before one would (the caller's, or new).
+    const { requestId } = exchangeAnswering(res)?.trace ?? startTrace(headersOf(req).get, false);
+    telemetry.logger.error({ err: errorSummary(error), requestId }, 'answer failed');
     // Once headers are out, a body can no longer be replaced: the connection is cut instead.
     if (res.headersSent) {
       res.destroy();
       return;
     }
-    res.writeHead(500, {
-      ...cors.headers(req.headers.origin, undefined),
-      'content-type': 'application/json; charset=utf-8',
-      'cache-control': DEFAULT_CACHE_CONTROL,
-    });
+    res.writeHead(
+      500,
+      answerHeaders(
+        cors,
+        req.headers.origin,
+        { requestId },
+        {
+          'content-type': 'application/json; charset=utf-8',
+          'cache-control': DEFAULT_CACHE_CONTROL,
+        },
+      ),
+    );
     res.end(INTERNAL_ANSWER);
   };
 }
@@ -359,7 +365,7 @@ export function createRequestListener(yoga: GatewayYoga, options: ListenerOption
     telemetry.metrics.inFlight.inc();
     res.once('close', () => telemetry.metrics.inFlight.dec());
     if (req.method === 'GET') {
-      const params = pathOf(req) === '/graphql' && acceptsAnswer(req) ? getParams(req) : null;
+      const params = pathOf(req) === GRAPHQL_PATH && acceptsAnswer(req) ? getParams(req) : null;
       if (params) Promise.resolve(route(req, res, params, null)).catch(failed(telemetry, cors, req, res));
       else yoga(req, res);
       return;

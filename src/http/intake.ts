@@ -7,10 +7,10 @@ import {
 } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { CorsConfig, ServerLimits } from '../config.js';
+import type { ServerLimits } from '../config.js';
 import type { ErrorCode } from '../errors.js';
-import { CorsPolicy, DEFAULT_CACHE_CONTROL } from '../graphql/exchange.js';
-import { BODY_ADMISSION, type BodyAdmission, TOO_LARGE_MESSAGE } from '../graphql/plugins/body-limit.js';
+import { BODY_ADMISSION, type BodyAdmission, TOO_LARGE_MESSAGE } from '../exchange/body.js';
+import { answerHeaders, type CorsPolicy, DEFAULT_CACHE_CONTROL } from '../exchange/headers.js';
 import type { GatewayMetrics } from '../ops/metrics.js';
 import { startTrace } from '../ops/request-trace.js';
 import { type ClientIdentity, clientAddress } from '../scale/rate-limit.js';
@@ -21,7 +21,7 @@ import { headersOf } from './node-response.js';
  * gateway's listener, so that the fast path and Yoga's path are both behind it. Each refusal is a
  * coded JSON answer with `connection: close`, counted in `http_requests_refused_total{reason}`:
  * - the body cap, decided here alone: a declared length over MAX_REQUEST_BYTES, 413 before a byte
- *   is read; a chunked body judged as its readers read it (body-limit.ts' `bodyWithin`), and cut;
+ *   is read; a chunked body judged as its readers read it (exchange/body.ts' `bodyWithin`), and cut;
  * - bytes of bodies in flight, each reserved at its declared length (chunked: the cap) until its
  *   request closes: per process (503, `body_budget`) and per client (429, `client_body_budget`);
  * - a client's (rate-limit.ts' identity) sockets, or with TRUST_PROXY > 0 its requests in flight
@@ -50,8 +50,8 @@ export interface IntakeOptions {
   /** MAX_REQUEST_BYTES: the body cap, and what a body of unknown length reserves. */
   maxRequestBytes: number;
   identity: ClientIdentity;
-  /** Whose pages may read a refusal, as every other answer (graphql/exchange.ts). */
-  cors: CorsConfig;
+  /** The gateway's CORS policy: whose pages may read a refusal, as every other answer. */
+  cors: CorsPolicy;
   metrics: IntakeMetrics;
 }
 
@@ -67,7 +67,7 @@ const RETRY_AFTER_MS = 1_000;
 
 /**
  * A body admitted and still arriving: what it reserved and for whom, where it stands against its
- * allowance, and the judge its readers ask (body-limit.ts' `bodyWithin`).
+ * allowance, and the judge its readers ask (exchange/body.ts' `bodyWithin`).
  */
 class Arriving implements BodyAdmission {
   /** Its place in `Intake.arriving`; -1 once released. */
@@ -129,7 +129,7 @@ export class Intake {
     this.maxRequestBytes = options.maxRequestBytes;
     this.identity = options.identity;
     this.metrics = options.metrics;
-    this.cors = new CorsPolicy(options.cors);
+    this.cors = options.cors;
     const shorter = Math.min(options.limits.bodyTimeoutMs, options.limits.bodyFirstByteMs);
     this.tickMs = Math.min(1_000, Math.max(50, Math.ceil(shorter / 10)));
   }
@@ -334,7 +334,7 @@ export class Intake {
   }
 
   /**
-   * A reader's word on `read` bytes of `body` (body-limit.ts' `bodyWithin`): within the cap, or
+   * A reader's word on `read` bytes of `body` (exchange/body.ts' `bodyWithin`): within the cap, or
    * refused here, 413 if nothing was answered yet, else the socket closed. Only a body of unknown
    * length can go past it: node's parser reads no further than a declared length.
    */
@@ -419,17 +419,15 @@ function refusal(cors: CorsPolicy, req: IncomingMessage, error: Refusal) {
   const { message, ...extensions } = error;
   const text = JSON.stringify({ errors: [{ message, extensions }] });
   // A trace only for its request id (the caller's, or a new one): no span, nothing recorded.
-  const { requestId } = startTrace(headersOf(req).get, false);
-  const headers: Record<string, string> = {
+  const headers = answerHeaders(cors, req.headers.origin, startTrace(headersOf(req).get, false), {
     'content-type': 'application/json; charset=utf-8',
     'content-length': String(Buffer.byteLength(text)),
-    ...cors.headers(req.headers.origin, requestId),
     'cache-control': DEFAULT_CACHE_CONTROL,
     connection: 'close',
     ...(error.retryAfterMs === undefined
       ? {}
       : { 'retry-after': String(Math.ceil(error.retryAfterMs / 1_000)) }),
-  };
+  });
   return { headers, text };
 }
 

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { RequestHeaders } from '../graphql/exchange.js';
+import type { RequestHeaders } from '../exchange/exchange.js';
 
 /** What node:http adapters share: header lookups and writing a fetch Response to a ServerResponse. */
 

@@ -1,10 +1,11 @@
 import { createServer, type IncomingMessage, type RequestListener, type Server } from 'node:http';
 import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { Config } from '../config.js';
+import type { CorsPolicy } from '../exchange/headers.js';
 import type { GatewayMetrics } from '../ops/metrics.js';
 import { type ClientIdentity, clientAddress } from '../scale/rate-limit.js';
 import { Intake, type IntakeMetrics } from './intake.js';
-import type { UpgradeListener } from './websocket.js';
 
 /**
  * The gateway's node:http server, with the limits a reverse proxy in front of it would set, so
@@ -19,24 +20,34 @@ import type { UpgradeListener } from './websocket.js';
  * sent with `Expect: 100-continue` is told to send its body only once admitted.
  */
 
-/** What the server reads of the configuration: its limits, the body cap, who a client is, CORS. */
-export type GatewayServerSettings = Pick<Config, 'server' | 'limits' | 'scale' | 'cors'>;
+/** What the server reads of the configuration: its limits, the body cap, who a client is. */
+export type GatewayServerSettings = Pick<Config, 'server' | 'limits' | 'scale'>;
 
 export type GatewayServerMetrics = Pick<GatewayMetrics, 'observeRefusedConnection'> & IntakeMetrics;
 
-export function createGatewayServer(
-  listener: RequestListener,
-  settings: GatewayServerSettings,
-  metrics: GatewayServerMetrics,
+/** What node:http's server hands an `upgrade` listener (GraphQL over WebSocket: websocket.ts). */
+export type UpgradeListener = (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
+
+/** What the server serves of a gateway (gateway.ts). */
+export interface ServedGateway {
+  listener: RequestListener;
   /** GraphQL over WebSocket (websocket.ts); without it, an upgrade is left to node:http, which closes it. */
-  upgrade?: UpgradeListener,
+  upgrade?: UpgradeListener;
+  metrics: GatewayServerMetrics;
+  /** The gateway's one CORS policy, which intake's refusals answer by too. */
+  cors: CorsPolicy;
+}
+
+export function createGatewayServer(
+  { listener, upgrade, metrics, cors }: ServedGateway,
+  settings: GatewayServerSettings,
 ): Server {
   const { server: limits } = settings;
   const intake = new Intake({
     limits,
     maxRequestBytes: settings.limits.requestBytes,
     identity: settings.scale,
-    cors: settings.cors,
+    cors,
     metrics,
   });
   const server = createServer(

@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ExecutionResult, GraphQLError } from 'graphql';
 import { getSSEProcessor, isAsyncIterable } from 'graphql-yoga';
-import { type CorsPolicy, EVENT_STREAM_HEADERS, Exchange, type RequestHeaders } from '../graphql/exchange.js';
+import { Exchange, type RequestHeaders } from '../exchange/exchange.js';
+import { type CorsPolicy, EVENT_STREAM_HEADERS } from '../exchange/headers.js';
 import { jitter, SSE, type StreamFraming } from '../graphql/pipeline/framing.js';
 import { refusedForCapacity } from '../graphql/plugins/subscriptions.js';
 import type { GatewayYoga } from '../graphql/yoga.js';

@@ -14,12 +14,14 @@ import type { SubscribePayload } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
 import { isAsyncIterable, processRegularResult } from 'graphql-yoga';
 import { WebSocket, WebSocketServer } from 'ws';
+import { GRAPHQL_PATH } from '../config.js';
 import { GatewayError } from '../errors.js';
-import { type CorsPolicy, Exchange, type RequestHeaders } from '../graphql/exchange.js';
+import { Exchange, type RequestHeaders } from '../exchange/exchange.js';
+import type { CorsPolicy } from '../exchange/headers.js';
+import { publicError } from '../exchange/public-errors.js';
 import type { DocumentCache } from '../graphql/pipeline/documents.js';
 import { resultJson, writtenError, writtenResult } from '../graphql/pipeline/framing.js';
 import type { AnswerShape } from '../graphql/pipeline/shape.js';
-import { publicError } from '../graphql/public-errors.js';
 import type { Routing, SentParams } from '../graphql/routing.js';
 import type { GatewayYoga } from '../graphql/yoga.js';
 import { type Delivery, type LiveSink, StreamHandle } from '../live/streams.js';
@@ -48,8 +50,7 @@ export const WS_INIT_TIMEOUT_MS = 3_000;
 /** How long sockets told to go away (1001) get to close before they are cut. */
 const CLOSE_GRACE_MS = 1_000;
 
-/** What node:http's server hands an `upgrade` listener. */
-export type UpgradeListener = (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
+import type { UpgradeListener } from './node-server.js';
 
 export interface WebSocketOptions {
   yoga: GatewayYoga;
@@ -310,7 +311,8 @@ export class WebSockets {
 
   private refusalOf(req: IncomingMessage): { status: number; message: string } | null {
     const path = req.url?.split('?')[0];
-    if (path !== '/graphql') return { status: 404, message: 'WebSockets are served on /graphql only.' };
+    if (path !== GRAPHQL_PATH)
+      return { status: 404, message: `WebSockets are served on ${GRAPHQL_PATH} only.` };
     if (this.options.draining()) return { status: 503, message: 'The server is shutting down: reconnect.' };
     const origin = req.headers.origin;
     // A page of another origin must not act with its visitor's network position (cross-site
@@ -390,7 +392,7 @@ export class WebSockets {
     try {
       const declined = this.options.routing.declines({
         method: 'POST',
-        path: '/graphql',
+        path: GRAPHQL_PATH,
         headers: routedHeaders(connection.headers, shape, this.options.maxMessageBytes),
         params,
         shape: () => shape,

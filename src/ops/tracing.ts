@@ -8,7 +8,7 @@ import {
   trace,
 } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import type { TracingConfig } from '../config.js';
+import { GRAPHQL_PATH, type TracingConfig } from '../config.js';
 
 /**
  * OpenTelemetry for the gateway. The API (`@opentelemetry/api`) carries context and propagation
@@ -93,7 +93,7 @@ export function startServerSpan(parent: Context, requestId: string): Span | null
     'graphql',
     {
       kind: SpanKind.SERVER,
-      attributes: { 'http.request.method': 'POST', 'url.path': '/graphql', 'request.id': requestId },
+      attributes: { 'http.request.method': 'POST', 'url.path': GRAPHQL_PATH, 'request.id': requestId },
     },
     parent,
   );

@@ -187,7 +187,7 @@ export async function listen(
   limits: ServerLimits = loadConfig({}).server,
   settings: Omit<GatewayServerSettings, 'server'> = loadConfig({}),
 ): Promise<{ url: string; server: Server; close(): Promise<void> }> {
-  const server = createGatewayServer(gateway.listener, { ...settings, server: limits }, gateway.metrics);
+  const server = createGatewayServer({ ...gateway, upgrade: undefined }, { ...settings, server: limits });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;
   return {

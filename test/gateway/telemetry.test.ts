@@ -236,7 +236,7 @@ describe('hostile operation names', () => {
 });
 
 describe('a request the client abandons', () => {
-  // The same lifecycle (src/graphql/exchange.ts) whichever path answers: the adapter's own, or Yoga's.
+  // The same lifecycle (src/exchange/exchange.ts) whichever path answers: the adapter's own, or Yoga's.
   const paths = [
     {
       path: 'a JSON POST (the fast path)',

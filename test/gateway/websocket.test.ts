@@ -44,12 +44,7 @@ afterAll(async () => {
 
 async function serve(gateway: Gateway, limits: Partial<ServerLimits> = {}): Promise<Served> {
   const config = loadConfig({});
-  const server = createGatewayServer(
-    gateway.listener,
-    { ...config, server: { ...config.server, ...limits } },
-    gateway.metrics,
-    gateway.upgrade,
-  );
+  const server = createGatewayServer(gateway, { ...config, server: { ...config.server, ...limits } });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const served = {
@@ -346,12 +341,10 @@ describe('GraphQL over WebSocket', () => {
     await once(held, 'close');
     // Behind a proxy every socket is the proxy's: the client the hops name is counted per upgrade.
     const config = loadConfig({ TRUST_PROXY: '1' });
-    const proxied = createGatewayServer(
-      env.gateway.listener,
-      { ...config, server: { ...config.server, maxConnectionsPerClient: 1 } },
-      env.gateway.metrics,
-      env.gateway.upgrade,
-    );
+    const proxied = createGatewayServer(env.gateway, {
+      ...config,
+      server: { ...config.server, maxConnectionsPerClient: 1 },
+    });
     await new Promise<void>((resolve) => proxied.listen(0, '127.0.0.1', resolve));
     try {
       const ws = `ws://127.0.0.1:${(proxied.address() as AddressInfo).port}/graphql`;

@@ -1,7 +1,7 @@
 import type { ExecutionResult, GraphQLError } from 'graphql';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
+import { EVENT_STREAM_HEADERS } from '../../exchange/headers.js';
 import type { Delivery } from '../../live/streams.js';
-import { EVENT_STREAM_HEADERS } from '../exchange.js';
 import {
   refusalHeaders,
   resultJson,

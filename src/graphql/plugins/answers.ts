@@ -1,16 +1,10 @@
 import type { ServerResponse } from 'node:http';
 import type { ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { GRAPHQL_PATH } from '../../config.js';
+import { attachExchange, Exchange, exchangeOf, finishResult } from '../../exchange/exchange.js';
+import { type CorsPolicy, DEFAULT_CACHE_CONTROL, EVENT_STREAM_HEADERS } from '../../exchange/headers.js';
 import type { Telemetry } from '../../ops/request-trace.js';
-import {
-  attachExchange,
-  type CorsPolicy,
-  DEFAULT_CACHE_CONTROL,
-  EVENT_STREAM_HEADERS,
-  Exchange,
-  exchangeOf,
-  finishResult,
-} from '../exchange.js';
 import { type HttpStagePlugin, withHttpStage } from '../routing.js';
 
 /** Media types of answers that stream: ended as a stream's exchange is, once the head is written. */
@@ -36,7 +30,7 @@ export function useAnswers(telemetry: Telemetry, cors: CorsPolicy): HttpStagePlu
   };
   const plugin: Plugin = {
     onRequest({ request, url, serverContext, endResponse }) {
-      open(request, serverContext, url.pathname === '/graphql');
+      open(request, serverContext, url.pathname === GRAPHQL_PATH);
       if (request.method === 'OPTIONS' && request.headers.has('access-control-request-method')) {
         endResponse(
           new Response(null, { status: 204, headers: cors.preflight(request.headers.get('origin')) }),

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { createGraphQLError } from '@graphql-tools/utils';
 import type { Plugin } from 'graphql-yoga';
+import { bodyWithin, TOO_LARGE_MESSAGE } from '../../exchange/body.js';
 import { type HttpStagePlugin, withHttpStage } from '../routing.js';
 
 /**
@@ -15,28 +16,10 @@ import { type HttpStagePlugin, withHttpStage } from '../routing.js';
  * answers, 413 `Request body too large` (BAD_USER_INPUT to a client), 400 for a malformed length.
  */
 
-/** The one message of a body over the cap, whoever refuses it. */
-export const TOO_LARGE_MESSAGE = 'Request body too large';
-
 const tooLarge = () =>
   createGraphQLError(TOO_LARGE_MESSAGE, {
     extensions: { http: { status: 413 }, code: 'REQUEST_ENTITY_TOO_LARGE' },
   });
-
-/** What admitted a request judges its body by as it is read (http/intake.ts). */
-export interface BodyAdmission {
-  /** Whether `read` bytes of the body are within the cap; false: the request is refused, stop reading. */
-  within(read: number): boolean;
-}
-
-/** Where a request's admission sits on its node:http request while its body arrives. */
-export const BODY_ADMISSION = Symbol('body admission');
-
-type Admitted = IncomingMessage & { [BODY_ADMISSION]?: BodyAdmission };
-
-/** Whether `read` bytes of `req`'s body may be kept: its admission's word, or yes when none judges it. */
-export const bodyWithin = (req: IncomingMessage | undefined, read: number): boolean =>
-  (req as Admitted | undefined)?.[BODY_ADMISSION]?.within(read) ?? true;
 
 const CONTENT_LENGTH = /^\d+$/;
 

@@ -27,10 +27,10 @@ import {
   valueFromAST,
 } from 'graphql';
 import { type ErrorCode, GatewayError } from '../../errors.js';
+import { asksForCost } from '../../exchange/headers.js';
 import { traceOf } from '../../ops/request-trace.js';
 import { type RateLimit, type Refusal, rateLimited } from '../../scale/rate-limit.js';
 import type { Context } from '../../schema/context.js';
-import { asksForCost } from '../exchange.js';
 import { type OperationInfo, type PartPlugin, partPlugin, type RequestPart } from '../pipeline/parts.js';
 
 /**
@@ -405,7 +405,7 @@ const notApplied = (error: GatewayError): GatewayError =>
 
 /**
  * Notes an operation's price on its request's trace when the request asks for it
- * (`x-graphql-cost: true`): graphql/exchange.ts puts it in the answer's extensions, with the budget the
+ * (`x-graphql-cost: true`): exchange/exchange.ts puts it in the answer's extensions, with the budget the
  * charge left. Never on the result itself, which the response cache may keep for everyone.
  */
 function noteCost(context: Context, cost: number): void {

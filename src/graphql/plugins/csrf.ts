@@ -1,7 +1,8 @@
 import { createGraphQLError } from '@graphql-tools/utils';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import type { Plugin } from 'graphql-yoga';
-import { answerShapeOfText } from '../pipeline/shape.js';
+import { CSRF_HEADERS } from '../../exchange/headers.js';
+import { answerShapeOfText, streamTransport } from '../pipeline/shape.js';
 import { type AdapterRequest, type HttpStagePlugin, withHttpStage } from '../routing.js';
 
 /**
@@ -14,8 +15,6 @@ import { type AdapterRequest, type HttpStagePlugin, withHttpStage } from '../rou
  * a document named only by its persisted hash) needs the header like any other request, and its
  * refusal (403, BAD_USER_INPUT) says which header to send.
  */
-
-const REQUEST_HEADERS = ['x-graphql-csrf', 'apollo-require-preflight'];
 
 /**
  * Yoga's own refusal names no header; a frontend developer whose client sends its queries as GETs
@@ -31,18 +30,22 @@ const refused = () =>
 function exempt({ method, headers, params, shape }: AdapterRequest): boolean {
   return (
     method === 'GET' &&
-    headers.get('accept')?.trim() === 'text/event-stream' &&
+    streamTransport(headers.get('accept')) === 'sse' &&
     typeof params.query === 'string' &&
     shape() === 'subscription'
   );
 }
 
 export function useCsrfPrevention(): HttpStagePlugin {
-  const prevention = useCSRFPrevention({ requestHeaders: REQUEST_HEADERS }) as Required<
+  const prevention = useCSRFPrevention({ requestHeaders: [...CSRF_HEADERS] }) as Required<
     Pick<Plugin, 'onRequestParse'>
   >;
-  /** Yoga's check itself, on a request as the adapter sees it: whether it lets the request through. */
-  const prevented = (request: AdapterRequest): boolean => {
+  /**
+   * The one predicate, for a request as either path sees it: refused unless exempt, by Yoga's
+   * check itself.
+   */
+  const refuses = (request: AdapterRequest): boolean => {
+    if (exempt(request)) return false;
     try {
       prevention.onRequestParse({ request } as never);
       return false;
@@ -63,13 +66,11 @@ export function useCsrfPrevention(): HttpStagePlugin {
           params: { query, operationName },
           shape: () => (query === undefined ? null : answerShapeOfText(query, operationName)),
         };
-        if (exempt(sent)) return;
-        if (prevented(sent)) throw refused();
+        if (refuses(sent)) throw refused();
       },
     },
     {
-      declines: (request) =>
-        exempt(request) || !prevented(request) ? null : 'CSRF prevention: no header a form cannot set',
+      declines: (request) => (refuses(request) ? 'CSRF prevention: no header a form cannot set' : null),
     },
   );
 }

@@ -18,9 +18,9 @@ import type { Plugin } from 'graphql-yoga';
 type OnResponsePayload = Parameters<NonNullable<Plugin['onResponse']>>[0];
 
 import { LRUCache } from 'lru-cache';
+import { asksForCost, publicAnswerHeaders } from '../../exchange/headers.js';
 import type { SharedCache, SharedFill } from '../../scale/shared-cache.js';
 import { declaredCacheScope } from '../../schema/cache-scope.js';
-import { asksForCost, publicAnswerHeaders } from '../exchange.js';
 import { operationFact } from '../pipeline/facts.js';
 import {
   type OperationInfo,
@@ -38,7 +38,7 @@ import { type AnsweredRequest, type HttpStagePlugin, type WholeAnswer, withHttpS
  * is a query and every field it selects, through fragments and nested selections, is public. So
  * the cache can never hold one caller's data, a live figure or the answer to a write. Results with
  * errors are not kept, nor offered to a CDN; nor is anything of a request that asks for its cost,
- * which is answered privately (graphql/exchange.ts, contract.md §9).
+ * which is answered privately (exchange/exchange.ts, contract.md §9).
  *
  * Hand-written rather than @envelop/response-cache: that plugin rewrites every document to track
  * entities, which cost more on the uncached operations than the cache saved (measured in the
@@ -316,7 +316,7 @@ export class PublicResponseCache {
   }
 
   /**
-   * The rest of /graphql answers `no-store` (graphql/exchange.ts); a shared answer (`body` is its
+   * The rest of /graphql answers `no-store` (exchange/exchange.ts); a shared answer (`body` is its
    * body) answers `public, max-age` with the headers of a public answer (exchange.ts: none of its
    * caller's) and an entity tag, and a 304 without a body when the caller has it.
    */
