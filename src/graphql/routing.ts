@@ -45,11 +45,6 @@ export interface HttpStage {
    * on the answers it writes: the answer to write instead, or null to leave it as it is.
    */
   answer?(request: AnsweredRequest, answer: WholeAnswer): WholeAnswer | null;
-  /**
-   * What the adapter does in place of this plugin's hooks, for a plugin that declines nothing (the
-   * trace, the answer's headers): the one function both paths call.
-   */
-  sharedWith?: string;
 }
 
 /** The request an answer is for: the pipeline's own request object (a plugin's part may have marked it). */

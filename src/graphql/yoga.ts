@@ -256,33 +256,24 @@ export function createGatewayYoga(
   // A hot operation's prepared request is made of the parts these plugins contribute.
   parts.documents.prepareWith(plugins);
   const yogaOptions = yogaOptionsFor(options, logger, context, graphiql);
-  // The guard (guard.ts) sees Yoga's final list, and tells Yoga's own plugins from a Yoga built
-  // with the same options and none of the gateway's.
+  // The guard (guard.ts) checks the gateway's plugins; the final list is kept for its inventory test.
+  guardPipeline(plugins, parts.documents.plugin());
   const final = pipelineWatcher();
   const yoga = createYoga<Record<string, unknown>, Context>({
     ...yogaOptions,
     plugins: [...plugins, final.plugin],
   });
-  const bare = pipelineWatcher();
-  createYoga<Record<string, unknown>, Context>({ ...yogaOptions, plugins: [bare.plugin] });
-  const checked: Pipeline = {
-    plugins: final.plugins(),
-    yogaOwn: bare.plugins(),
-    engine: parts.documents.plugin(),
-  };
-  guardPipeline(checked.plugins, checked.yogaOwn, checked.engine);
-  pipelines.set(yoga, checked);
+  pipelines.set(yoga, { plugins: final.plugins(), given: new Set([...plugins, final.plugin]) });
   return { yoga, routing: new Routing(plugins) };
 }
 
-/** What the guard checked: Yoga's final plugin list, Yoga's own plugins, the prepared path's engine. */
+/** Yoga's final plugin list, and which of them the gateway gave it. */
 export interface Pipeline {
   plugins: readonly Plugin[];
-  yogaOwn: readonly Plugin[];
-  engine: Plugin;
+  given: ReadonlySet<Plugin>;
 }
 const pipelines = new WeakMap<GatewayYoga, Pipeline>();
-/** The pipeline a gateway's Yoga was checked with (tests read it). */
+/** The final plugin list of a gateway's Yoga (the guard's inventory test reads it). */
 export const pipelineOf = (yoga: GatewayYoga): Pipeline | undefined => pipelines.get(yoga);
 
 /** Yoga's options but the plugins. */

@@ -59,6 +59,5 @@ export function useAnswers(telemetry: Telemetry, cors: CorsPolicy): HttpStagePlu
   return withHttpStage(plugin, {
     // A preflight is an OPTIONS request, which the adapter never takes.
     declines: ({ method }) => (method === 'OPTIONS' ? 'a CORS preflight' : null),
-    sharedWith: 'the adapter opens, finishes and ends its requests with the same Exchange (exchange.ts)',
   });
 }
