@@ -26,11 +26,8 @@ import { headersOf } from './node-response.js';
  *   request closes: per process (503, `body_budget`) and per client (429, `client_body_budget`);
  * - a client's (rate-limit.ts' identity) sockets, or with TRUST_PROXY > 0 its requests in flight
  *   (429, `client_connections`);
- * - a body's pace (mod_reqtimeout's MinRate: BODY_TIMEOUT_MS, a second more per MIN_BODY_RATE bytes,
- *   never banked beyond) and its first byte (BODY_FIRST_BYTE_MS): 408, `slow_body`. One timer looks
- *   while bodies arrive, at `socket.bytesRead` and the request's stream state, never through a
- *   `data` listener, which would take the body from whichever path reads it.
- * A request with a body costs a few header reads, a map lookup, an array push and a `close` listener.
+ * - a body's pace (BODY_TIMEOUT_MS, MIN_BODY_RATE) and first byte (BODY_FIRST_BYTE_MS): 408,
+ *   `slow_body`, watched by one timer at `socket.bytesRead`, never by a `data` listener.
  */
 
 export type IntakeLimits = Pick<

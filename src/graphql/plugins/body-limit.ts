@@ -5,15 +5,11 @@ import { bodyWithin, TOO_LARGE_MESSAGE } from '../../exchange/body.js';
 import { type HttpStagePlugin, withHttpStage } from '../routing.js';
 
 /**
- * The request-body cap (MAX_REQUEST_BYTES) as a reader of a body meets it, in place of Yoga's
- * `maxRequestBodySize` (whose TransformStream keeps its listeners on the IncomingMessage until the
- * request ends: about 10 KB held by each open subscription stream). The cap is decided where a
- * request is admitted (http/intake.ts): a declared length beyond it is refused before a byte is
- * read, and a body of unknown length (chunked) is judged there as its readers read it: each reader
- * (the adapter's JSON reader, and here Yoga's) asks `bodyWithin` as bytes come, and stops when told
- * no (intake has answered 413, or cut the socket). What this plugin checks itself is a defence for
- * a pipeline served without intake (Yoga's adapter alone, `yoga.fetch`): the same cap and the same
- * answers, 413 `Request body too large` (BAD_USER_INPUT to a client), 400 for a malformed length.
+ * The request-body cap (MAX_REQUEST_BYTES) as Yoga's reader meets it, in place of Yoga's
+ * `maxRequestBodySize` (whose TransformStream holds about 10 KB per open stream). Intake
+ * (http/intake.ts) decides the cap; this reader asks it (exchange/body.ts' `bodyWithin`) as bytes
+ * come. Served without intake (`yoga.fetch`), the plugin checks the same cap itself: 413
+ * `Request body too large`, 400 for a malformed length.
  */
 
 const tooLarge = () =>
