@@ -62,7 +62,7 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
 # What the image is, as OCI's annotations name it (registries, scanners, `docker inspect`), and the
 # revision the gateway reports in its build_info metric and start banner (BUILD_REVISION). Pass them
 # when building: --build-arg REVISION="$(git rev-parse HEAD)" (and SOURCE=<your repository>);
-# VERSION is package.json's (test/logs.test.ts holds the two together). Last, so that a new
+# VERSION is package.json's (test/ops/logs.test.ts holds the two together). Last, so that a new
 # revision rebuilds no layer.
 ARG VERSION=0.1.0
 ARG REVISION=unknown

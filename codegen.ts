@@ -5,7 +5,7 @@ import type { CodegenConfig } from '@graphql-codegen/cli';
  * preset set up as a frontend sets it up. operations/generated/ is the typed client a frontend
  * copies from (its codegen.ts takes `gatewayScalars` and `clientPreset` as they are, with its own
  * documents and the gateway's URL or schema.graphql), and what the tests import. `npm run codegen`
- * writes it; test/schema.test.ts fails when it drifts, and `npm run typecheck` checks it.
+ * writes it; test/schema/schema.test.ts fails when it drifts, and `npm run typecheck` checks it.
  */
 
 /**

@@ -84,7 +84,7 @@ describe('request ids and traces', () => {
       ...Array.from({ length: pages }, () => 'stake /stake/validators'),
     ]);
     // Tracing is off here (no OTLP endpoint): no span is invented, the caller's context goes on as
-    // it came (test/tracing.test.ts covers the exported spans).
+    // it came (test/ops/tracing.test.ts covers the exported spans).
     for (const r of devnet.requests) {
       expect(r.headers['x-request-id']).toBe('req-42');
       expect(r.headers.traceparent).toBe(`00-${traceId}-00f067aa0ba902b7-01`);

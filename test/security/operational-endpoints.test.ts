@@ -19,7 +19,7 @@ import { until } from '../support/until.js';
  * once, a process makes one set of upstream checks at a time and reuses its answer for one second
  * (a probe never waits for it, contract.md §8); and what
  * `/readyz` and `/healthz` say names no host and no process. (`/metrics` under WORKERS, which
- * coalesces every worker's collection the same way, is attacked in test/cluster.test.ts.) The
+ * coalesces every worker's collection the same way, is attacked in test/scale/cluster.test.ts.) The
  * metrics port cannot be blinded: one address holds at most a few of its connections, each only
  * briefly without a request, so a scrape from another address always gets through.
  */

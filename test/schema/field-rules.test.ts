@@ -7,8 +7,8 @@ import {
   isObjectType,
 } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { schema } from '../src/schema/index.js';
-import { PAGE_SIZE } from '../src/schema/page.js';
+import { schema } from '../../src/schema/index.js';
+import { PAGE_SIZE } from '../../src/schema/page.js';
 
 /**
  * The rules a field declares beside its type (schema/builder.ts): argument rules (`validate:`),

@@ -1,10 +1,10 @@
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Devnet, startDevnet } from '../src/devnet/index.js';
-import { hasRedis, startRedis, type TestRedis } from './support/redis.js';
-import { killAll, type Started, startLiveGateway } from './support/server-process.js';
-import { type Subscription, subscribe } from './support/sse.js';
-import { until } from './support/until.js';
+import { type Devnet, startDevnet } from '../../src/devnet/index.js';
+import { hasRedis, startRedis, type TestRedis } from '../support/redis.js';
+import { killAll, type Started, startLiveGateway } from '../support/server-process.js';
+import { type Subscription, subscribe } from '../support/sse.js';
+import { until } from '../support/until.js';
 
 /**
  * Live updates across real gateway processes on one devnet: one poller per source across the

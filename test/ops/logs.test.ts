@@ -4,12 +4,12 @@ import type { ExecutionResult } from 'graphql';
 import { GraphQLError } from 'graphql';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Devnet, startDevnet } from '../src/devnet/index.js';
-import { jsonLogOptions } from '../src/ops/logger.js';
-import { GatewayMetrics } from '../src/ops/metrics.js';
-import { finishTrace, recordResult, startTrace } from '../src/ops/request-trace.js';
-import { type FaultUpstream, startFaultUpstream } from './support/fault-upstream.js';
-import { startServerProcess } from './support/server-process.js';
+import { type Devnet, startDevnet } from '../../src/devnet/index.js';
+import { jsonLogOptions } from '../../src/ops/logger.js';
+import { GatewayMetrics } from '../../src/ops/metrics.js';
+import { finishTrace, recordResult, startTrace } from '../../src/ops/request-trace.js';
+import { type FaultUpstream, startFaultUpstream } from '../support/fault-upstream.js';
+import { startServerProcess } from '../support/server-process.js';
 
 /**
  * What an operator's log pipeline and Prometheus read of a running process (contract.md §9, Logs

@@ -4,12 +4,12 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.js';
-import { type Devnet, startDevnet } from '../src/devnet/index.js';
-import { createGateway, type Gateway } from '../src/gateway.js';
-import { flushTracing, startTracing, stopTracing, tracingEnabled } from '../src/ops/tracing.js';
-import { listen, preparedRequests } from './gateway/helpers.js';
-import { startFaultUpstream } from './support/fault-upstream.js';
+import { loadConfig } from '../../src/config.js';
+import { type Devnet, startDevnet } from '../../src/devnet/index.js';
+import { createGateway, type Gateway } from '../../src/gateway.js';
+import { flushTracing, startTracing, stopTracing, tracingEnabled } from '../../src/ops/tracing.js';
+import { listen, preparedRequests } from '../gateway/helpers.js';
+import { startFaultUpstream } from '../support/fault-upstream.js';
 
 /**
  * OpenTelemetry as an operator sees it: an in-process OTLP/HTTP receiver (`http/json`) on a free

@@ -3,10 +3,10 @@ import { once } from 'node:events';
 import { request } from 'node:http';
 import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Devnet, startDevnet } from '../src/devnet/index.js';
-import { type FaultUpstream, startFaultUpstream } from './support/fault-upstream.js';
-import { type Started, startServerProcess } from './support/server-process.js';
-import { until } from './support/until.js';
+import { type Devnet, startDevnet } from '../../src/devnet/index.js';
+import { type FaultUpstream, startFaultUpstream } from '../support/fault-upstream.js';
+import { type Started, startServerProcess } from '../support/server-process.js';
+import { until } from '../support/until.js';
 
 /**
  * `WORKERS=2`: the real process (`src/main.ts` under tsx), a primary and its workers. Every

@@ -3,12 +3,12 @@ import { once } from 'node:events';
 import { request } from 'node:http';
 import { hostname } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { type Devnet, startDevnet } from '../src/devnet/index.js';
-import { readAnswer } from './gateway/helpers.js';
-import { type FaultUpstream, startFaultUpstream } from './support/fault-upstream.js';
-import { freePort } from './support/net.js';
-import { startServerProcess } from './support/server-process.js';
-import { until } from './support/until.js';
+import { type Devnet, startDevnet } from '../../src/devnet/index.js';
+import { readAnswer } from '../gateway/helpers.js';
+import { type FaultUpstream, startFaultUpstream } from '../support/fault-upstream.js';
+import { freePort } from '../support/net.js';
+import { startServerProcess } from '../support/server-process.js';
+import { until } from '../support/until.js';
 
 /**
  * The real process: `src/main.ts` under tsx, against a devnet whose search service sits behind a

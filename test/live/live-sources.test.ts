@@ -1,12 +1,12 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.js';
-import { type Devnet, startDevnet } from '../src/devnet/index.js';
-import type { LiveEvent } from '../src/live/events.js';
-import { FAILED_MAX_PAGES, type FailedState, failedSource, type PollResult } from '../src/live/sources.js';
-import { createUpstreams, type Upstreams } from '../src/upstream/index.js';
-import { type FaultUpstream, startFaultUpstream } from './support/fault-upstream.js';
+import { loadConfig } from '../../src/config.js';
+import { type Devnet, startDevnet } from '../../src/devnet/index.js';
+import type { LiveEvent } from '../../src/live/events.js';
+import { FAILED_MAX_PAGES, type FailedState, failedSource, type PollResult } from '../../src/live/sources.js';
+import { createUpstreams, type Upstreams } from '../../src/upstream/index.js';
+import { type FaultUpstream, startFaultUpstream } from '../support/fault-upstream.js';
 
 /**
  * What a poll of a live source delivers, over real HTTP, when the upstream behaves otherwise than

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Devnet, startDevnet } from '../src/devnet/index.js';
-import { createGateway } from '../src/gateway.js';
-import { devnetOptions, listen, liveTestSettings, registering, testSettings } from './gateway/helpers.js';
+import { type Devnet, startDevnet } from '../../src/devnet/index.js';
+import { createGateway } from '../../src/gateway.js';
+import { devnetOptions, listen, liveTestSettings, registering, testSettings } from '../gateway/helpers.js';
 
 /**
  * Streams at the edge (contract.md §8): every SSE response says `X-Accel-Buffering: no`, so that

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { RedisRejectedKind } from '../src/ops/metrics.js';
-import { RedisValues } from '../src/scale/redis-values.js';
+import type { RedisRejectedKind } from '../../src/ops/metrics.js';
+import { RedisValues } from '../../src/scale/redis-values.js';
 
 /**
  * The values the gateway keeps in Redis (src/scale/redis-values.ts): what one deployment signs or

@@ -1,9 +1,9 @@
 import { once } from 'node:events';
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Devnet, startDevnet } from '../src/devnet/index.js';
-import { hasRedis, startRedis, type TestRedis } from './support/redis.js';
-import { type Started, startServerProcess } from './support/server-process.js';
+import { type Devnet, startDevnet } from '../../src/devnet/index.js';
+import { hasRedis, startRedis, type TestRedis } from '../support/redis.js';
+import { type Started, startServerProcess } from '../support/server-process.js';
 
 /**
  * Two real gateway processes, two workers each, on one Redis and one devnet: what one process

@@ -1,12 +1,12 @@
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Devnet, startDevnet } from '../src/devnet/index.js';
-import { devnetOptions } from './gateway/helpers.js';
-import { openEventSource } from './support/event-source.js';
-import { type LoadBalancer, startLoadBalancer } from './support/load-balancer.js';
-import { hasRedis, startRedis, type TestRedis } from './support/redis.js';
-import { startServerProcess } from './support/server-process.js';
-import { until } from './support/until.js';
+import { type Devnet, startDevnet } from '../../src/devnet/index.js';
+import { devnetOptions } from '../gateway/helpers.js';
+import { openEventSource } from '../support/event-source.js';
+import { type LoadBalancer, startLoadBalancer } from '../support/load-balancer.js';
+import { hasRedis, startRedis, type TestRedis } from '../support/redis.js';
+import { startServerProcess } from '../support/server-process.js';
+import { until } from '../support/until.js';
 
 /**
  * A rollout drops no stream (issue 30): two gateway processes on one Redis behind a load balancer

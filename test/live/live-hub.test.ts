@@ -1,14 +1,14 @@
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.js';
-import { type Devnet, startDevnet } from '../src/devnet/index.js';
-import { LocalBus } from '../src/live/bus.js';
-import type { LiveEvent } from '../src/live/events.js';
-import { LiveHub } from '../src/live/hub.js';
-import { blockAt, blockSource, failedSource, type Source } from '../src/live/sources.js';
-import { GatewayMetrics } from '../src/ops/metrics.js';
-import { createUpstreams, type Upstreams } from '../src/upstream/index.js';
-import type { FailedTransaction, Validator, ValidatorStatistics } from '../src/upstream/models.js';
+import { loadConfig } from '../../src/config.js';
+import { type Devnet, startDevnet } from '../../src/devnet/index.js';
+import { LocalBus } from '../../src/live/bus.js';
+import type { LiveEvent } from '../../src/live/events.js';
+import { LiveHub } from '../../src/live/hub.js';
+import { blockAt, blockSource, failedSource, type Source } from '../../src/live/sources.js';
+import { GatewayMetrics } from '../../src/ops/metrics.js';
+import { createUpstreams, type Upstreams } from '../../src/upstream/index.js';
+import type { FailedTransaction, Validator, ValidatorStatistics } from '../../src/upstream/models.js';
 
 /**
  * The hub's own guarantee, whatever its bus delivers: blocks reach a subscriber in height order,

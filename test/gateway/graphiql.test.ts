@@ -5,17 +5,17 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.js';
-import { createGateway } from '../src/gateway.js';
-import { buildGraphiQLOptions, graphiqlPageOptions } from '../src/graphql/graphiql.js';
-import { listen } from './gateway/helpers.js';
+import { loadConfig } from '../../src/config.js';
+import { createGateway } from '../../src/gateway.js';
+import { buildGraphiQLOptions, graphiqlPageOptions } from '../../src/graphql/graphiql.js';
+import { listen } from './helpers.js';
 
 /**
  * GraphiQL's tabs (src/graphiql.ts): a welcome tab, then one per operation of operations/,
  * read on the first GraphiQL page. The browser test runs them in Chromium against the devnet.
  */
 
-const OPERATIONS = readdirSync(new URL('../operations/', import.meta.url))
+const OPERATIONS = readdirSync(new URL('../../operations/', import.meta.url))
   .filter((file) => file.endsWith('.graphql'))
   .map((file) => file.slice(0, -'.graphql'.length))
   .sort();

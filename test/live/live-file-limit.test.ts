@@ -1,9 +1,9 @@
 import { request } from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
-import { fitToFileLimit, loadConfig } from '../src/config.js';
-import { parseAnswer } from './gateway/helpers.js';
-import { startServerProcess } from './support/server-process.js';
-import { until } from './support/until.js';
+import { fitToFileLimit, loadConfig } from '../../src/config.js';
+import { parseAnswer } from '../gateway/helpers.js';
+import { startServerProcess } from '../support/server-process.js';
+import { until } from '../support/until.js';
 
 /**
  * Sockets within the file limit (issue 29): a process whose streams took every file has none left

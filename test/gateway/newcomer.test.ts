@@ -3,17 +3,17 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:net';
 import { isScalarType, isSpecifiedScalarType } from 'graphql';
 import { afterEach, describe, expect, expectTypeOf, it } from 'vitest';
-import { gatewayScalars } from '../codegen.js';
+import { gatewayScalars } from '../../codegen.js';
 import type {
   BlockPageQuery,
   DelegatorPortfolioQuery,
   ValidatorTableQuery,
-} from '../operations/generated/graphql.js';
-import { loadConfig } from '../src/config.js';
-import { startDevnet } from '../src/devnet/index.js';
-import { schema } from '../src/schema/index.js';
-import { serveGateway } from './gateway/helpers.js';
-import { subscribe } from './support/sse.js';
+} from '../../operations/generated/graphql.js';
+import { loadConfig } from '../../src/config.js';
+import { startDevnet } from '../../src/devnet/index.js';
+import { schema } from '../../src/schema/index.js';
+import { serveGateway } from './helpers.js';
+import { subscribe } from '../support/sse.js';
 
 /**
  * A newcomer's first hour, from a fresh clone (issue 48): the typed client a frontend copies,

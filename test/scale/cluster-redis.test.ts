@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, redisCluster } from '../src/config.js';
-import { type Devnet, startDevnet } from '../src/devnet/index.js';
-import { hashSlot, hashTag } from '../src/scale/redis.js';
-import { hasRedisCluster, startRedisCluster, type TestRedisCluster } from './support/redis-cluster.js';
-import { killAll, type Started, startLiveGateway } from './support/server-process.js';
-import { type Subscription, subscribe } from './support/sse.js';
-import { until } from './support/until.js';
+import { ConfigError, loadConfig, redisCluster } from '../../src/config.js';
+import { type Devnet, startDevnet } from '../../src/devnet/index.js';
+import { hashSlot, hashTag } from '../../src/scale/redis.js';
+import { hasRedisCluster, startRedisCluster, type TestRedisCluster } from '../support/redis-cluster.js';
+import { killAll, type Started, startLiveGateway } from '../support/server-process.js';
+import { type Subscription, subscribe } from '../support/sse.js';
+import { until } from '../support/until.js';
 
 /**
  * A Redis Cluster (contract.md §9): REDIS_URL `redis-cluster://` / `rediss-cluster://` names seed
@@ -16,7 +16,7 @@ import { until } from './support/until.js';
  * user limited to the gateway's keys and channels, share the response cache, one rate-limit budget
  * per client, persisted queries and one live poller, with no Redis error; a restart of the shard
  * that holds the blocks' slot, or its subscribers cut off, loses no block.
- * (test/cluster.test.ts is about WORKERS, not this.)
+ * (test/scale/cluster.test.ts is about WORKERS, not this.)
  */
 
 const POLL_MS = 100;
