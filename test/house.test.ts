@@ -1,16 +1,24 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { basename, dirname, join, relative } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 /**
  * The house rules of `src/`, checked on the source itself: folders by concern, imports that run one
- * way and never in a circle, production code that reads nothing of the tests, and functions short
- * enough to read (docs/architecture.md).
+ * way and never in a circle, production code that reads nothing of the tests, functions short
+ * enough to read, module headers that say what a module is for, and comments and docs that name
+ * only paths that exist (docs/architecture.md).
  */
 
 const SRC = new URL('../src/', import.meta.url).pathname;
+const ROOT = new URL('../', import.meta.url).pathname;
+const TEST = join(ROOT, 'test');
+const DOCS = join(ROOT, 'docs');
 const MAX_FUNCTION_LINES = 80;
+/** What a module is for and its rule; how it got there and what was measured go to docs/decisions/. */
+const MAX_HEADER_LINES = 15;
+/** The product's contract, which comments of src/ cite: its documents live beside the repository. */
+const CONTRACT_DOCUMENTS = ['contract.md', 'upstream-api.md', 'real-upstreams.md'];
 /** The one function allowed to run longer: the devnet's deterministic chain generator. */
 const LONG_FUNCTION_ALLOWED = ['devnet/data.ts generate'];
 
@@ -19,6 +27,70 @@ const sourceFiles = (dir: string): string[] =>
     const path = join(dir, name);
     return statSync(path).isDirectory() ? sourceFiles(path) : path.endsWith('.ts') ? [path] : [];
   });
+
+/** Every comment of a TypeScript file, in order (leading and trailing trivia of its nodes). */
+function comments(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const found = new Map<number, string>();
+  const visit = (node: ts.Node) => {
+    const ranges = [
+      ...(ts.getLeadingCommentRanges(text, node.getFullStart()) ?? []),
+      ...(ts.getTrailingCommentRanges(text, node.getEnd()) ?? []),
+    ];
+    for (const { pos, end } of ranges) found.set(pos, text.slice(pos, end));
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return [...found].sort(([a], [b]) => a - b).map(([, comment]) => comment);
+}
+
+/**
+ * The paths of TypeScript and Markdown files a text names: from the repository's root (`src/…`,
+ * `docs/…`), relative to the naming file (a decision's link up to docs/), as the tail of a path
+ * (`graphql/routing.ts`, `decisions/0008-….md`) or as a bare file name (`hub.ts`).
+ */
+const pathsNamed = (text: string): string[] =>
+  [...text.matchAll(/(?<![\w@/.:-])((?:\.\.?\/)*[\w.-]+(?:\/[\w.-]+)*\.(?:ts|md))(?![\w/])/g)].map(
+    ([, path]) => path as string,
+  );
+
+/** The files a path may name by its tail or its bare name, listed once. */
+let known: string[] | undefined;
+
+/**
+ * Whether a named path exists. Paths under test/ and test files are not judged: the tests move
+ * between folders by concern. The contract's documents live beside the repository, not in it.
+ */
+function pathExists(path: string, namedIn: string): boolean {
+  if (path.startsWith('test/') || path.endsWith('.test.ts') || CONTRACT_DOCUMENTS.includes(path)) return true;
+  if (/^(src|docs)\//.test(path)) return existsSync(join(ROOT, path));
+  if (existsSync(join(dirname(namedIn), path)) || existsSync(join(ROOT, path))) return true;
+  if (path.startsWith('.')) return false;
+  known ??= [...sourceFiles(SRC), ...sourceFiles(TEST), ...markdownFiles(DOCS)];
+  return path.includes('/')
+    ? known.some((file) => file.endsWith(`/${path}`))
+    : known.some((file) => basename(file) === path);
+}
+
+const markdownFiles = (dir: string): string[] =>
+  readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? markdownFiles(path) : path.endsWith('.md') ? [path] : [];
+  });
+
+/** The anchors of a Markdown file's headings, as GitHub makes them. */
+const headingSlugs = (file: string): Set<string> =>
+  new Set(
+    existsSync(file)
+      ? [...readFileSync(file, 'utf8').matchAll(/^#{1,6} (.+)$/gm)].map(([, heading]) =>
+          (heading as string)
+            .toLowerCase()
+            .replace(/[^\p{L}\p{N} _-]/gu, '')
+            .replace(/ /g, '-'),
+        )
+      : [],
+  );
 
 /** Every function of a file with its name and length in lines. */
 function functions(file: string): { name: string; lines: number }[] {
@@ -115,7 +187,7 @@ describe('the house by concern', () => {
     expect(circles(graph)).toEqual([]);
   });
 
-  it('imports one way: main → gateway → http → graphql → schema / live / upstream → ops / scale / lib', () => {
+  it('imports one way: main → gateway → http → graphql → exchange / schema / live / upstream → ops / scale / lib', () => {
     const allowed = (file: string, target: string) =>
       file.startsWith('devnet/')
         ? target.startsWith('devnet/') || target.startsWith('lib/') || layerOf(target) === 6
@@ -172,5 +244,47 @@ describe('the house by role', () => {
         .map(({ name, lines }) => `${relative(SRC, file)} ${name} (${lines} lines)`),
     );
     expect(long.map((entry) => entry.replace(/ \(\d+ lines\)$/, ''))).toEqual(LONG_FUNCTION_ALLOWED);
+  });
+});
+
+describe('the house in words', () => {
+  it(`keeps every module's header (its first doc comment) within ${MAX_HEADER_LINES} lines`, () => {
+    const long = sourceFiles(SRC).flatMap((file) => {
+      const header = comments(file).find((comment) => comment.startsWith('/**'));
+      const lines = header?.split('\n').length ?? 0;
+      return lines > MAX_HEADER_LINES ? [`${relative(SRC, file)} (${lines} lines)`] : [];
+    });
+    expect(long).toEqual([]);
+  });
+
+  it('names only paths that exist, in the comments of src/ and test/ and in the docs', () => {
+    const named = [
+      ...[...sourceFiles(SRC), ...sourceFiles(TEST)].map((file) => ({
+        file,
+        text: comments(file).join('\n'),
+      })),
+      ...[...markdownFiles(DOCS), join(ROOT, 'README.md')].map((file) => ({
+        file,
+        text: readFileSync(file, 'utf8'),
+      })),
+    ];
+    const stale = named.flatMap(({ file, text }) =>
+      pathsNamed(text)
+        .filter((path) => !pathExists(path, file))
+        .map((path) => `${relative(ROOT, file)}: ${path}`),
+    );
+    expect([...new Set(stale)]).toEqual([]);
+  });
+
+  it('links the docs to headings that exist', () => {
+    const broken = [...markdownFiles(DOCS), join(ROOT, 'README.md')].flatMap((file) =>
+      [...readFileSync(file, 'utf8').matchAll(/\]\(([\w./-]*\.md)?#([\w-]+)\)/g)]
+        .filter(
+          ([, target, anchor]) =>
+            !headingSlugs(target ? join(dirname(file), target) : file).has(anchor as string),
+        )
+        .map(([link]) => `${relative(ROOT, file)}: ${link}`),
+    );
+    expect(broken).toEqual([]);
   });
 });

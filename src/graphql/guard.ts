@@ -7,9 +7,9 @@ import { HTTP_STAGE_HOOKS, hasHttpStage } from './routing.js';
  * pipeline, so every such plugin must say how they cover it, or the gateway does not start: a
  * prepared request (graphql/pipeline/) runs plugins' parts, not their execution hooks; the node:http
  * adapter (http/fast-path.ts) skips the HTTP stage, so a plugin with a hook there says what it
- * decides (routing.ts). Yoga's own plugins (its engine, context, masking, request parsers) are not
- * told apart at start: test/gateway/pipeline-guard.test.ts keeps each configuration's inventory of
- * the final list, so that a Yoga upgrade that adds or changes one fails a test and is reviewed.
+ * decides (routing.ts). The plugins of Yoga itself (engine, context, masking, request parsers) are
+ * not told apart at start: the pipeline guard's test keeps each configuration's inventory of the
+ * final list, so that a Yoga upgrade that adds or changes one fails a test and is reviewed.
  */
 
 /** The hooks a prepared request skips (a subscription, an onSubscribe's business, is never prepared). */

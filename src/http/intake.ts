@@ -408,7 +408,7 @@ export interface Refusal {
 }
 
 /**
- * A refusal answered before (or instead of) reading the request's body, as answer.ts finishes every
+ * A refusal answered before (or instead of) reading the request's body, with the headers of every
  * answer (CORS, `x-request-id`, `cache-control`), and with `connection: close`: the body is not
  * read, so the connection cannot carry another request.
  */

@@ -8,52 +8,19 @@ import type { RedisValues } from '../scale/redis-values.js';
 import type { LiveEvent } from './events.js';
 
 /**
- * How a poll's events reach the subscribers of every process, and who may poll a source.
+ * How a poll's events reach the subscribers of every process, and who may poll a source. Without
+ * REDIS_URL (`LocalBus`) each process polls for itself and delivers in process; with it
+ * (`RedisBus`) one instance of the deployment polls each source under a lease in Redis, and its
+ * events reach every instance and worker through Redis pub/sub (sharded on a cluster, a source's
+ * lease, state and channel under one hash tag so that each script runs in one slot).
  *
- * - Without REDIS_URL (`LocalBus`): each process polls for itself and delivers in process
- *   (graphql-yoga's `createPubSub`).
- * - With REDIS_URL (`RedisBus`): one instance of the deployment polls each source, holding a lease
- *   in Redis (taken when there is none, renewed at each poll and every third of a lease while a
- *   poll runs, so a poll slower than the lease keeps it; taken over by another instance once it
- *   expires when its holder dies). Its events reach every instance and worker through Redis
- *   pub/sub (`createPubSub` over `@graphql-yoga/redis-event-target`; sharded pub/sub on a Redis
- *   Cluster, SSUBSCRIBE and SPUBLISH, so that the fan-out grows with the shards). A poll's events
- *   are published, and the source's state (what was delivered) stored, in one script that first
- *   checks the lease, so that two holders never both deliver: a new holder continues from the
- *   stored state, and every event is delivered once. A source's lease, state and channel share
- *   its hash tag (`live:<kind>:{<source>}`), so that on a cluster the script runs in one slot.
- *
- * Every event at most once, whatever Redis does (contract.md §7), so the bus fails closed. A
- * process that cannot tell whether it holds a lease (its command did not answer) does not poll
- * while its subscriber connection is up, since the holder's events may still reach it that way; a
- * publish that did not answer may have run, so nothing is delivered here for it and the next claim
- * reads the stored state again. Only a process cut off from Redis altogether (its subscriber
- * connection down too, so that no holder's events can reach it) polls for itself and delivers to
- * its own subscribers; what it delivered that way and a holder sends again once Redis is back is
- * dropped by the hub (hub.ts), which delivers each event of every kind once.
- *
- * Whoever reaches Redis is not trusted either (contract.md §8, redis-values.ts): it must not make
- * a process deliver an event, continue from a state or stand back from a lease it did not get from
- * the deployment, nor read a private source. So:
- * - every event and stored state is signed with the deployment's key over its channel or key
- *   (public sources: `blocks`, `validators`) or sealed (AES-256-GCM; private sources, `failed:…`,
- *   read with one caller's token); a listener delivers only what verifies, and a claim takes a
- *   state that does not as none (`redis_rejected_total{kind="event"|"state"}`);
- * - a lease is `<mac>.<owner>.<expires at>.<epoch>`, signed by its holder each time it is taken or
- *   renewed. The scripts never see a key (MONITOR would show it): they compare exact bytes, and
- *   Node judges a holder a script returns. One that does not verify (`kind="lease"`), is past its
- *   expiry, is older than an epoch this process has seen (`kind="stale"`), or is this process's own
- *   (a renewal whose answer was lost) is no other's lease: it is replaced by a compare-and-swap on
- *   its exact bytes, and the state read as a new holder reads it. Renewals, publishes and releases
- *   act only while the lease holds the very value this process last wrote;
- * - nor may a neighbour send again what the deployment once sent (contract.md §9): every event and
- *   state carries its place in the source's order inside its signed or sealed text (`Order` below:
- *   the epoch of its holder's lease, then a counter). A listener drops an event not newer than the
- *   last it accepted of the source, and a claim refuses a stored state older than what this process
- *   has seen of it (`kind="stale"`); such a state is taken as none, except that a process whose own
- *   last state is the newest it knows continues from that. Neither a replayed state nor a missing
- *   one then takes a poller back: a block source with no state goes on from the last block its
- *   process delivered (sources.ts), so that no block is skipped or sent twice.
+ * The rule: every event at most once, whatever Redis does (contract.md §7), so the bus fails
+ * closed. Events are published, and the source's state stored, only while the lease holds the
+ * value this process last wrote (one script); a process that cannot tell whether it holds a lease
+ * does not poll while it still listens. Nothing read back is trusted (contract.md §8, §9): events,
+ * states and leases are signed or sealed (redis-values.ts) with their place in the source's order
+ * (`Place`); what is not newer than what this process has seen is dropped, and a stale state taken
+ * as none unless its own last state is the newest it knows (docs/decisions/0010-live-bus-fails-closed.md).
  */
 export interface LiveBus {
   /**

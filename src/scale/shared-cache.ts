@@ -4,28 +4,19 @@ import { hashTag, type KeyedRedis, type RedisStore } from './redis.js';
 import type { RedisValues } from './redis-values.js';
 
 /**
- * The second level of the public caches (validator list, public responses) when REDIS_URL is set:
+ * The second level of the public caches (validator list, public answers) when REDIS_URL is set:
  * values shared by every instance through Redis, behind each process's own first level.
  *
- * - Only public values come here: the validator list (read without any caller's token) and whole
- *   answers of operations whose every field is declared public (response-cache.ts decides).
- * - Keys start with a version prefix: the format version below and a hash of the printed schema,
- *   then a hash of the upstreams read. A deploy that changes the schema or the stored shape (bump
- *   `SHARED_FORMAT_VERSION`) reads none of the old keys, which expire on their own.
- * - A miss takes a short lock (`SET <key>:lock NX PX <upstream timeout>`, in one script with a
- *   second look at the value, so that a value stored meanwhile is not fetched again; the id in a
- *   key is its hash tag, so a Redis Cluster keeps value and lock in one slot): the instance that gets
- *   it fetches and stores the value, releasing the lock in the same script; the others poll for the
- *   value until it comes, the lock goes without a value (the fetch failed), or the upstream timeout
- *   passes, and then fetch themselves. So concurrent misses across instances make one fetch.
- * - Every Redis command may fail (RedisStore: short timeout, breaker): a failure means "no shared
- *   value", and the caller fetches from the upstreams as it would without Redis.
- * - Whoever reaches Redis may write there (contract.md §8): every value is stored signed with the
- *   deployment's key over its Redis key (redis-values.ts), and proven on every read path (`read`,
- *   `valueOrLock`, `waitFor`). One that does not verify is a miss, counted in
- *   `redis_rejected_total{kind="responses"|"validators"}` and never parsed: the lock is taken over
- *   it (the scripts skip its exact bytes), and the value fetched here overwrites it. A value past
- *   the expiry it was signed with (an old answer written back) is a miss as well.
+ * - Only public values come here: the validator list (read with no caller's token) and whole
+ *   answers of operations whose every field is declared public (response-cache.ts decides), under
+ *   keys versioned by format, schema and upstreams, so that a deploy never reads another's values.
+ * - Concurrent misses across instances make one fetch: a miss takes a short fill lock; the others
+ *   wait for the value until the lock goes or the upstream timeout passes, then fetch themselves.
+ * - Redis is never needed for an answer: a command that fails means "no shared value", and the
+ *   caller fetches from the upstreams as it would without Redis.
+ * - Whoever reaches Redis may write there (contract.md §8): every value is signed over its key
+ *   (redis-values.ts) and proven on every read path; one that does not verify, or is past the
+ *   expiry it was signed with, is a miss, counted in `redis_rejected_total`, and overwritten.
  */
 
 /** Bump when the shape of a stored value changes without the schema changing (2: signed values). */

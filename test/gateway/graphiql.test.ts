@@ -11,7 +11,7 @@ import { buildGraphiQLOptions, graphiqlPageOptions } from '../../src/graphql/gra
 import { listen } from './helpers.js';
 
 /**
- * GraphiQL's tabs (src/graphiql.ts): a welcome tab, then one per operation of operations/,
+ * GraphiQL's tabs (src/graphql/graphiql.ts): a welcome tab, then one per operation of operations/,
  * read on the first GraphiQL page. The browser test runs them in Chromium against the devnet.
  */
 

@@ -8,7 +8,7 @@ import { listen, parseAnswer, useGatewayOnDevnet } from './helpers.js';
 
 /**
  * The HTTP server's limits (src/http/node-server.ts) on a real socket, and the bounds on a
- * request's variables (src/limits.ts): refused before anything reaches an upstream.
+ * request's variables (src/graphql/plugins/limits.ts): refused before anything reaches an upstream.
  */
 
 // A body cap of 1 MB, so that variables nested 100,000 levels deep (200 KB) reach the variables' check

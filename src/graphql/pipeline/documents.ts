@@ -19,21 +19,16 @@ import { inParallel } from './validation.js';
  * Prepared documents: everything that depends only on a document's text is worked out once and
  * kept with it (the parsed document, its validation, per operation its label, cache verdict and,
  * once hot, its compiled plan), so that a repeated document pays only for its variables and its
- * execution. One envelop plugin, in Yoga's pipeline, for both transports. A compiled query also
- * gets a prepared request: the parts the pipeline's plugins contribute for its operation, then its
- * plan, which the fast path runs for its repeated requests without envelop's hooks (parts.ts:
- * PreparedRequest and partPlugin).
+ * execution. One envelop plugin, in Yoga's pipeline, for both transports. A compiled operation also
+ * gets a prepared request (parts.ts): its plugins' parts, then its plan, which the fast path runs
+ * for its repeated requests without envelop's hooks.
  *
- * A flood of documents never seen before (a random alias, a comment) must neither grow memory nor
- * push out the documents really in use, nor cost more than graphql-js does:
- * - a document is kept from its second use; the first leaves only its text with a doorkeeper;
- * - everything is held by one LRU keyed by the text, bounded in entries and estimated bytes, so the
- *   oldest are dropped with all they hold;
- * - a query or the mutation is compiled by graphql-jit (whose compilation costs several
- *   executions, and whose code lives in V8's heap) only on its `compileAfter`th use within
- *   `compileWindowMs`; until then it runs on the interpreting executor, which answers the same
- *   bytes;
- * - validation runs all rules in one pass whose per-kind handler lists are built lazily.
+ * The rule: a flood of documents never seen before neither grows memory, nor pushes out the
+ * documents in use, nor costs more than graphql-js. A document is kept from its second use, in one
+ * LRU keyed by its text and bounded in entries and estimated bytes; a query or the mutation is
+ * compiled by graphql-jit only once hot (`compileAfter` uses within `compileWindowMs`), and runs on
+ * the interpreting executor, with the same bytes, until then. Why, with the figures:
+ * docs/decisions/0002-prepared-documents-in-one-lru.md.
  */
 
 /** Whether an operation may get a plan: a query or the mutation of a kept document, never a subscription. */

@@ -11,26 +11,16 @@ import { type HttpStagePlugin, withHttpStage } from '../routing.js';
  * Automatic persisted queries as Apollo's link speaks them (contract.md §6-§7): a request may send
  * `extensions.persistedQuery.sha256Hash` without its document; an unknown hash answers
  * `PersistedQueryNotFound` (code PERSISTED_QUERY_NOT_FOUND), and the client sends the document with
- * its hash. Works over POST and GET, so a GET by hash of a public query is CDN-cacheable like any
- * public GET.
+ * its hash. Over POST and GET, so a GET by hash of a public query is CDN-cacheable like any other.
  *
  * The store holds only what it can prove, since whoever asks by a hash runs what is stored under it
- * with their own token:
- * - `extensions.persistedQuery` is `{ version: 1, sha256Hash: <64 lowercase hex digits> }` or the
- *   request is refused (BAD_USER_INPUT), and a document sent with a hash is refused unless the hash
- *   is the SHA-256 of its exact text;
- * - a document is registered only once it has passed validation and pricing, and registering it is
- *   charged to its client's rate-limit budget by its size (one point per 64 bytes) beside its cost;
- * - a document is kept in Redis signed with the deployment's key over its hash (redis-values.ts):
- *   one read back that does not verify (planted by whoever reaches Redis) is a miss, counted in
- *   `redis_rejected_total{kind="apq"}`, and the client's registration replaces it; one that does
- *   is hashed again before it runs, and a mismatch is a miss too.
- *
- * Documents are kept in process in an LRU bounded in entries and bytes and, with REDIS_URL, in Redis
- * within APQ_REDIS_BYTES for the whole deployment (the least recently registered go first), so that
- * a flood of large unique documents cannot fill the Redis that rate-limit counters and live leases
- * share. Redis is never needed for an answer: a document Redis does not give is asked of the client
- * again.
+ * with their own token: a hash is registered only with `version: 1` and as the SHA-256 of its
+ * document's exact text (else BAD_USER_INPUT), once the document has passed validation and
+ * pricing, charged by its size beside its cost; a document read from Redis must verify
+ * (redis-values.ts) and hash again to its key before it runs, or it is a miss. The store is
+ * bounded: an LRU in process (entries and bytes) and, with REDIS_URL, APQ_REDIS_BYTES for the
+ * deployment, so that documents never crowd out the rate-limit counters and live leases sharing
+ * that Redis. Redis is never needed for an answer: what it does not give is asked of the client.
  */
 
 export interface PersistedQueryStoreOptions {

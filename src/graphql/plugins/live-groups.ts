@@ -25,27 +25,19 @@ import { operationFact } from '../pipeline/facts.js';
 import { incremental } from '../pipeline/shape.js';
 
 /**
- * Subscriptions in groups: subscribers whose operation is the same (document, operation name,
- * variables) and whose credential scope is the same form one group, and each event is executed
- * once per group; its one result object reaches every member, so that a transport serializes it
- * once (pipeline/framing.ts keeps one frame per result and framing) and writes the same bytes to
- * every stream.
+ * Subscriptions in groups: subscribers whose operation (document, operation name, variables) and
+ * credential scope are the same form one group, and each event is executed once per group; its one
+ * result reaches every member, so that a transport serializes it once (pipeline/framing.ts) and
+ * writes the same bytes to every stream. The credential is part of the key exactly when the
+ * operation selects a field declared `private` (schema/cache-scope.ts): read, never guessed.
  *
- * Whether the credential is part of a group's key is read from the schema's declared cache scopes
- * (schema/cache-scope.ts), never guessed: an operation that selects a `private` field anywhere
- * (`failedTransactionAdded`: events read with one caller's token) is grouped per token; one that
- * selects only `public` and `parent` fields answers every subscriber alike.
- *
- * Everything a subscriber's request owes runs for each of them, in the one envelop pipeline, before
- * this plugin's subscribe function: parsing, validation, limits, pricing and the rate limit, the
- * subscription caps. A group executes in a context of its own (its own loaders, no request), so
- * that no member's disconnect cancels another's events. The first member's subscription starts the
- * group's source (the field's `subscribe`, its argument rules and authorization included); later
- * members of the same key join it, a private group's each with its token checked as it joins. A
- * subscriber resuming after an event (Last-Event-ID) joins the live group too, and gets what it
- * missed first (see `replay`). A group ends when its last member leaves, or when its source ends:
- * SIGTERM completes every member's stream; a source that fails (its token refused) tells every
- * member why, then completes.
+ * Everything a subscriber's request owes (parsing, validation, limits, pricing and the rate limit,
+ * the caps) runs for each of them in the one pipeline, before this plugin's subscribe. A group
+ * executes in a context of its own, so that no member's disconnect cancels another's events; its
+ * first member starts its source, later ones join (a private group's each with its token checked),
+ * a resuming one gets what it missed first (`replay`). A group ends with its last member or its
+ * source (SIGTERM; a refused token, which every member is told).
+ * Why, with the figures: docs/decisions/0005-live-groups-and-adapter-streams.md.
  */
 
 /** What every member of a process shares. */
