@@ -17,6 +17,7 @@ const DOMAIN_TESTS = [
   'test/gateway/live-groups.test.ts',
   'test/gateway/nodes.test.ts',
   'test/gateway/prepared.test.ts',
+  'test/gateway/chain-height.test.ts',
 ];
 
 const variant = (
@@ -25,8 +26,11 @@ const variant = (
   productionCaches = false,
 ): TestProjectInlineConfiguration => ({
   extends: true,
-  test: { name, include: DOMAIN_TESTS, provide: { devnet, productionCaches } },
+  test: { name, include: DOMAIN_TESTS, provide: { devnet, productionCaches, overSocket: false } },
 });
+
+/** What proves that the socket project's requests took the production path (it runs there only). */
+const PRODUCTION_PATH_TEST = 'test/gateway/production-path.test.ts';
 
 export default defineConfig({
   // One copy of graphql: Yoga and Pothos load its CommonJS build, and a second (ESM) copy would
@@ -45,8 +49,19 @@ export default defineConfig({
           name: 'spec',
           include: ['test/**/*.test.ts'],
           // The deploy tests run in a project of their own (below).
-          exclude: [...configDefaults.exclude, 'test/deploy/**'],
-          provide: { devnet: {}, productionCaches: false },
+          exclude: [...configDefaults.exclude, 'test/deploy/**', PRODUCTION_PATH_TEST],
+          provide: { devnet: {}, productionCaches: false, overSocket: false },
+        },
+      },
+      // The domain tests through the production path: every request the helpers send goes over a
+      // socket to the gateway's node:http listener, its document warmed first so that the request
+      // runs the prepared request (test/support/production-path.ts).
+      {
+        extends: true,
+        test: {
+          name: 'spec, over a socket',
+          include: [...DOMAIN_TESTS, PRODUCTION_PATH_TEST],
+          provide: { devnet: {}, productionCaches: false, overSocket: true },
         },
       },
       // The domain tests again with the caches production runs with (response and validator lists),

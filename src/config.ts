@@ -136,6 +136,7 @@ export type GatewaySettings = Pick<
   | 'cursorSecret'
   | 'cursorSecretPrevious'
   | 'apq'
+  | 'build'
 >;
 
 export interface GatewayOptions extends GatewaySettings {
@@ -168,6 +169,18 @@ export interface LiveConfig {
   maxSubscriptions: number;
   /** MAX_SUBSCRIPTIONS_PER_CLIENT: streams open per client (the rate limit's client identity). */
   maxSubscriptionsPerClient: number;
+  /**
+   * MAX_STREAM_AGE_MS: an SSE stream or a WebSocket is ended at an age drawn in [0.8 × it, it], for
+   * its client to reconnect (so that streams spread over the pods after a rollout); 0: never.
+   */
+  maxStreamAgeMs: number;
+  /** MIN_CHAIN_HEIGHT_WAIT_MS: the longest a `Min-Chain-Height` request waits for the chain's head. */
+  minChainHeightWaitMs: number;
+  /**
+   * CHAIN_HEAD_HOLD_MS: how long a public latest-state answer kept (or answered) by the response
+   * cache keeps the block poller running for the head it is renewed by; 0: never started for it.
+   */
+  headHoldMs: number;
 }
 
 /**
@@ -297,6 +310,11 @@ export interface Limits {
   variablesDepth: number;
   /** Values (object fields and list items, counted through nesting) in a request's variables. */
   variableValues: number;
+  /**
+   * MAX_OPERATIONS_PER_SOCKET: queries and mutations in flight on one WebSocket (its subscriptions
+   * count against MAX_SUBSCRIPTIONS_PER_CLIENT instead); one more is refused, RATE_LIMITED.
+   */
+  operationsPerSocket: number;
 }
 
 function int(env: Env, name: string, fallback: number, min: number, max: number): number {
@@ -436,7 +454,14 @@ function live(env: Env): LiveConfig {
     catchUp: int(env, 'LIVE_CATCH_UP', 20, 1, 1_000),
     maxSubscriptions: int(env, 'MAX_SUBSCRIPTIONS', 10_000, 0, 1_000_000),
     maxSubscriptionsPerClient: int(env, 'MAX_SUBSCRIPTIONS_PER_CLIENT', 20, 0, 1_000_000),
+    maxStreamAgeMs: int(env, 'MAX_STREAM_AGE_MS', 1_800_000, 0, 86_400_000),
+    // About a block and a half of a 6 s chain: a client that just saw block n asks for n + 1.
+    minChainHeightWaitMs: int(env, 'MIN_CHAIN_HEIGHT_WAIT_MS', 10_000, 0, 120_000),
+    headHoldMs: int(env, 'CHAIN_HEAD_HOLD_MS', 60_000, 0, 3_600_000),
   };
+  // An age within the reconnection's own spread (a `retry:` of up to 10 s) would churn streams.
+  if (config.maxStreamAgeMs > 0 && config.maxStreamAgeMs < 60_000)
+    throw new ConfigError('MAX_STREAM_AGE_MS must be 0 (streams never aged) or at least 60000');
   // A holder renews its lease at each poll: a lease shorter than two polls would lapse between them.
   if (config.leaseMs < 2 * pollMs) throw new ConfigError('LIVE_LEASE_MS must be at least twice LIVE_POLL_MS');
   // One poll may bring LIVE_CATCH_UP blocks at once: a reader keeping up must never look stalled.
@@ -643,6 +668,9 @@ function limits(env: Env): Limits {
     batch: int(env, 'BATCH_LIMIT', 0, 0, 100),
     variablesDepth: int(env, 'MAX_VARIABLES_DEPTH', 8, 1, 100),
     variableValues: int(env, 'MAX_VARIABLE_VALUES', 1_000, 1, 1_000_000),
+    // HTTP/2's advice for its concurrent streams (RFC 9113 §6.5.2: no fewer than 100): a page's
+    // burst of queries fits; thousands sent at once do not.
+    operationsPerSocket: int(env, 'MAX_OPERATIONS_PER_SOCKET', 100, 1, 100_000),
   });
 }
 

@@ -5,13 +5,14 @@ import { CorsPolicy } from './exchange/headers.js';
 import { DocumentCache } from './graphql/pipeline/documents.js';
 import { PersistedQueryStore } from './graphql/plugins/apq.js';
 import { Manifest } from './graphql/plugins/persisted.js';
-import { PublicResponseCache } from './graphql/plugins/response-cache.js';
+import { type CacheHead, PublicResponseCache } from './graphql/plugins/response-cache.js';
 import { createGatewayYoga, type GatewayYoga, gatewayContext, type YogaParts } from './graphql/yoga.js';
 import { createRequestListener } from './http/fast-path.js';
 import type { UpgradeListener } from './http/node-server.js';
 import { EventStreams, SSE_PING_MS, SSE_RETRY_SPREAD_MS } from './http/sse.js';
 import { type WebSocketOptions, WebSockets, WS_INIT_TIMEOUT_MS } from './http/websocket.js';
 import { LiveUpdates } from './live/index.js';
+import { StreamAges } from './live/streams.js';
 import { GatewayMetrics } from './ops/metrics.js';
 import type { Telemetry } from './ops/request-trace.js';
 import { RateLimit } from './scale/rate-limit.js';
@@ -92,13 +93,21 @@ function connectRedis(options: GatewayOptions, telemetry: Telemetry, secret: str
   return { redis, shared, keyed };
 }
 
-/** Per-client budgets of query cost on the gateway's one Redis connection; null: no limiter. */
-function rateLimitFor(options: GatewayOptions, telemetry: Telemetry, redis: RedisStore | null) {
+/**
+ * Per-client budgets of query cost on the gateway's one Redis connection, under the key id of the
+ * deployment's secret; null: no limiter.
+ */
+function rateLimitFor(
+  options: GatewayOptions,
+  telemetry: Telemetry,
+  redis: RedisStore | null,
+  secret: string,
+) {
   if (options.scale.rateLimitPoints <= 0) return null;
   return new RateLimit(
     options.scale,
     { refused: () => telemetry.metrics.observeRateLimited() },
-    redis?.client ?? null,
+    redis ? { client: redis.client, secret } : null,
   );
 }
 
@@ -142,9 +151,12 @@ function responseCacheFor(
   options: GatewayOptions,
   metrics: GatewayMetrics,
   shared: SharedCache | null,
+  head: CacheHead,
 ): PublicResponseCache | null {
   if (options.responseCacheTtlMs <= 0) return null;
   return new PublicResponseCache({
+    head,
+    headHoldMs: options.live.headHoldMs,
     ttlMs: options.responseCacheTtlMs,
     maxEntries: options.responseCacheEntries,
     onLookup: (hit) => metrics.observeCache('responses', hit),
@@ -158,6 +170,8 @@ function observedUpstreams(options: GatewayOptions): { metrics: GatewayMetrics; 
   // Metrics and upstreams refer to each other (upstream calls are observed, circuits are scraped);
   // each reads the other only once both exist.
   const metrics: GatewayMetrics = new GatewayMetrics(() => upstreams.circuits());
+  // Every gateway says what it runs (build_info) and the streams it takes, whoever builds it.
+  metrics.describe({ build: options.build, maxSubscriptions: options.live.maxSubscriptions });
   const upstreams: Upstreams = createUpstreams({
     observe: (event) => metrics.observeUpstream(event),
     urls: options.upstreamUrls,
@@ -186,7 +200,7 @@ export const deploymentSecret = (
 function webSocketsFor(
   options: GatewayOptions,
   { telemetry, cors, documents, draining }: YogaParts,
-  yoga: Pick<WebSocketOptions, 'yoga' | 'routing'>,
+  yoga: Pick<WebSocketOptions, 'yoga' | 'routing' | 'ages'>,
 ): WebSockets {
   return new WebSockets({
     ...yoga,
@@ -198,6 +212,7 @@ function webSocketsFor(
     backlog: options.live.backlog,
     pingMs: SSE_PING_MS,
     initTimeoutMs: WS_INIT_TIMEOUT_MS,
+    maxOperations: options.limits.operationsPerSocket,
   });
 }
 
@@ -206,12 +221,10 @@ export function createGateway(options: GatewayOptions): Gateway {
   const telemetry: Telemetry = { metrics, logger: options.logger ?? pino({ level: 'silent' }) };
   const secret = deploymentSecret(options);
   const { redis, shared, keyed } = connectRedis(options, telemetry, secret);
-  const rateLimit = rateLimitFor(options, telemetry, redis);
+  const rateLimit = rateLimitFor(options, telemetry, redis, secret);
   // Every document's parse, validation, derived facts and (once hot) compiled plan, in one bounded
   // LRU: Yoga's own parse and validation caches are off.
   const documents = new DocumentCache(options.documents, { compiled: () => metrics.observeCompilation() });
-  const responses = responseCacheFor(options, metrics, shared);
-  metrics.watchDocumentCaches(() => ({ ...documents.size(), responses: responses?.size() ?? 0 }));
   const cors = new CorsPolicy(options.cors);
   const validatorCache = validatorCacheFor(options, upstreams, metrics, shared);
   const live = new LiveUpdates(options.live, {
@@ -222,9 +235,15 @@ export function createGateway(options: GatewayOptions): Gateway {
     secret,
     validatorsRead: (list) => validatorCache.refresh(list),
   });
+  // Every request's trace is stamped with the chain's head as it opens (exchange/exchange.ts).
+  telemetry.head = live.head;
+  // Public answers follow the chain's head (response-cache.ts).
+  const responses = responseCacheFor(options, metrics, shared, live.head);
+  metrics.watchDocumentCaches(() => ({ ...documents.size(), responses: responses?.size() ?? 0 }));
   const { cursors, persistedQueries, manifest } = clientCachesFor(options, keyed, secret);
-  // The subscription streams the node:http adapter writes itself (http/sse.ts).
-  const streams = new EventStreams({ backlog: options.live.backlog, pingMs: SSE_PING_MS, metrics });
+  // The streams the adapter writes itself (http/sse.ts); every stream's age (MAX_STREAM_AGE_MS).
+  const ages = new StreamAges(options.live.maxStreamAgeMs);
+  const streams = new EventStreams({ backlog: options.live.backlog, pingMs: SSE_PING_MS, metrics, ages });
   let draining = false;
   const parts: YogaParts = {
     draining: () => draining,
@@ -244,7 +263,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   // How every request's context is made, whichever path runs it.
   const context = gatewayContext(options, parts);
   const { yoga, routing } = createGatewayYoga(options, parts, context);
-  const sockets = webSocketsFor(options, parts, { yoga, routing });
+  const sockets = webSocketsFor(options, parts, { yoga, routing, ages });
   return {
     yoga,
     metrics,

@@ -103,7 +103,6 @@ async function serve(configured: Config, { worker, devnet, onDevnet, drainMs }: 
     ...(worker ? { scrapeMetrics: worker.metrics } : {}),
   });
   worker?.share(gateway.metrics.registry);
-  gateway.metrics.describe({ build: config.build, maxSubscriptions: config.live.maxSubscriptions });
   for (const warning of secretWarnings(config)) logger.warn(warning);
   const server = createGatewayServer(gateway, config);
   const port = await listen(server, config.port, config.host, 'PORT');

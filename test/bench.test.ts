@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { formatTable, runBenchmark } from './bench/bench.js';
 import { compareTargets } from './bench/compare.js';
+import { transportsOption } from './bench/live.js';
 
 /** The harness itself, on a tiny run: every figure is produced. Timings are never asserted. */
 describe('benchmark harness', () => {
@@ -29,6 +30,13 @@ describe('benchmark harness', () => {
     expect(result.peakRssMb.baseline).toBeGreaterThan(0);
     expect(lines).toHaveLength(6);
     expect(formatTable(result)).toContain('S6 | S3 with 10 ms per upstream call');
+  });
+
+  it('reads the live benchmark’s transports: SSE, graphql-ws or both, nothing else', () => {
+    expect(transportsOption('sse')).toEqual(['sse']);
+    expect(transportsOption('ws')).toEqual(['ws']);
+    expect(transportsOption('sse,ws,sse')).toEqual(['sse', 'ws']);
+    expect(() => transportsOption('sse,websocket')).toThrow('--transports takes sse, ws or sse,ws');
   });
 
   it('compares builds round by round, relative to the first target', { timeout: 120_000 }, async () => {

@@ -129,6 +129,18 @@ describe('loadConfig', () => {
     expect(loadConfig({ ...PRODUCTION, METRICS_PORT: '9100' }).metricsPort).toBe(9100);
   });
 
+  it('ends streams at MAX_STREAM_AGE_MS for their clients to reconnect: 30 min by default, 0 never', () => {
+    expect(loadConfig({}).live.maxStreamAgeMs).toBe(1_800_000);
+    expect(loadConfig(PRODUCTION).live.maxStreamAgeMs).toBe(1_800_000);
+    expect(loadConfig({ MAX_STREAM_AGE_MS: '0' }).live.maxStreamAgeMs).toBe(0);
+    expect(loadConfig({ MAX_STREAM_AGE_MS: '600000' }).live.maxStreamAgeMs).toBe(600_000);
+    // Within a reconnection's own spread (a retry: of up to 10 s), an age would only churn streams.
+    expect(() => loadConfig({ MAX_STREAM_AGE_MS: '5000' })).toThrow(
+      'MAX_STREAM_AGE_MS must be 0 (streams never aged) or at least 60000',
+    );
+    expect(() => loadConfig({ MAX_STREAM_AGE_MS: '30m' })).toThrow(/^MAX_STREAM_AGE_MS must be an integer/);
+  });
+
   it('serves on for SHUTDOWN_DELAY_MS after SIGTERM: 5 s in production, none by default otherwise', () => {
     expect(loadConfig(PRODUCTION).server.shutdownDelayMs).toBe(5_000);
     expect(loadConfig({}).server.shutdownDelayMs).toBe(0);
@@ -157,6 +169,18 @@ describe('loadConfig', () => {
       compileAfter: 0,
       compileWindowMs: 60_000,
     });
+  });
+
+  it('holds the head CHAIN_HEAD_HOLD_MS for a latest answer: 60 s unless set, 0 never', () => {
+    expect(loadConfig({}).live.headHoldMs).toBe(60_000);
+    expect(loadConfig({ CHAIN_HEAD_HOLD_MS: '0' }).live.headHoldMs).toBe(0);
+    expect(() => loadConfig({ CHAIN_HEAD_HOLD_MS: 'long' })).toThrow(/CHAIN_HEAD_HOLD_MS/);
+  });
+
+  it('waits MIN_CHAIN_HEIGHT_WAIT_MS for a Min-Chain-Height: 10 s unless set, 0 never waits', () => {
+    expect(loadConfig({}).live.minChainHeightWaitMs).toBe(10_000);
+    expect(loadConfig({ MIN_CHAIN_HEIGHT_WAIT_MS: '0' }).live.minChainHeightWaitMs).toBe(0);
+    expect(() => loadConfig({ MIN_CHAIN_HEIGHT_WAIT_MS: 'soon' })).toThrow(/MIN_CHAIN_HEIGHT_WAIT_MS/);
   });
 
   it('bounds intake: a body cap a valid request never nears, and room for a client beside its streams', () => {

@@ -24,7 +24,7 @@ import { contractResult } from './public-errors.js';
 
 /**
  * The result a client gets, and what it records in the request's trace: every error carries a
- * contract code, and, when the request asked for it (`x-graphql-cost: true`), the extensions carry
+ * contract code, the extensions carry the chain's height the answer reflects when it is known, and, when the request asked for it (`x-graphql-cost: true`), the extensions carry
  * its cost (docs/graph.md): the price, MAX_COMPLEXITY and, when it was charged, what is left of the
  * client's budget. A result whose errors are all in order and that tells no cost is returned as it
  * is: never a copy, so that an answer from the response cache keeps its serialized text.
@@ -33,10 +33,16 @@ export function finishResult<T extends ExecutionResult>(trace: RequestTrace | un
   result = contractResult(result);
   if (!trace) return result;
   recordResult(trace, result);
-  if (!trace.cost) return result;
-  // A copy: the result itself may be the response cache's, kept for everyone.
-  const cost = trace.budget ? { ...trace.cost, budget: budgetOf(trace.budget) } : trace.cost;
-  return { ...result, extensions: { ...result.extensions, cost } };
+  const { chainHeight } = trace;
+  const stamped = chainHeight === null || result.extensions?.chainHeight === chainHeight;
+  if (!trace.cost && stamped) return result;
+  // A copy: the result itself may be the response cache's, kept for everyone (which keeps the
+  // height it was read at in its own text: a hit then needs no copy).
+  const extensions: Record<string, unknown> = { ...result.extensions };
+  if (chainHeight !== null) extensions.chainHeight = chainHeight;
+  if (trace.cost)
+    extensions.cost = trace.budget ? { ...trace.cost, budget: budgetOf(trace.budget) } : trace.cost;
+  return { ...result, extensions };
 }
 
 /** A request's headers, read as a fetch Headers is (node:http's are read in place: node-response.ts). */
@@ -83,6 +89,8 @@ export class Exchange {
     this.headers = headers;
     this.graphql = graphql;
     this.trace = startTrace((name) => headers.get(name), graphql);
+    // The head its latest-state fields are read at: the one known as it opens (contract.md §9).
+    this.trace.chainHeight = telemetry.head?.height() ?? null;
     this.request = { method, headers, signal: this.cancel };
     attachTrace(this.request, this.trace);
     if (res) {

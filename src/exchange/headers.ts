@@ -33,10 +33,12 @@ export const DEFAULT_ALLOWED_HEADERS: readonly string[] = [
   'apollographql-client-version',
   'graphql-client-name',
   'graphql-client-version',
+  // An answer read at or after a height (contract.md §9).
+  'min-chain-height',
 ];
 
 /** Headers a browser's script may read: the request id, the entity tag, and what a client plans by. */
-const EXPOSED_HEADERS = 'x-request-id, etag, ratelimit, ratelimit-policy, retry-after';
+const EXPOSED_HEADERS = 'x-request-id, etag, ratelimit, ratelimit-policy, retry-after, chain-height';
 
 /**
  * What every answer varies with; an answer that tells its cost, and a shared one (which a request
@@ -122,27 +124,37 @@ export const asksForCost = (headers: { get(name: string): string | null }): bool
 export function publicAnswerHeaders(
   headers: Readonly<Record<string, string>>,
   maxAgeSeconds: number,
+  immutable = false,
 ): Record<string, string> {
   const { ratelimit: _remaining, 'ratelimit-policy': _policy, ...shared } = headers;
-  return { ...shared, 'cache-control': `public, max-age=${maxAgeSeconds}`, vary: VARY_WITH_COST };
+  // Final history (contract.md §9) never changes: a CDN need not even revalidate it.
+  const control = `public, max-age=${maxAgeSeconds}${immutable ? ', immutable' : ''}`;
+  return { ...shared, 'cache-control': control, vary: VARY_WITH_COST };
 }
 
 /** What a request says of itself in its answer's headers: its id, and its charge once charged. */
-type Charged = { requestId?: string; budget?: RequestTrace['budget']; cost?: RequestTrace['cost'] };
+type Charged = {
+  requestId?: string;
+  budget?: RequestTrace['budget'];
+  cost?: RequestTrace['cost'];
+  chainHeight?: RequestTrace['chainHeight'];
+};
 
 /**
  * The headers of an answer to a request from `origin`: CORS and `vary`, `x-request-id`, then
- * `extra`, then what the request's charge says: the RateLimit fields (rate-limit.ts decides them)
+ * `extra`, `chain-height` when the head is known, then what the request's charge says: the RateLimit fields (rate-limit.ts decides them)
  * when the rate limit counted it, and, when it asked for its cost, `x-graphql-cost` among what the
  * answer varies with, so that no shared cache hands one client's cost to another.
  */
 export function answerHeaders(
   cors: CorsPolicy,
   origin: string | null | undefined,
-  { requestId, budget, cost }: Charged,
+  { requestId, budget, cost, chainHeight }: Charged,
   extra: Record<string, string> = {},
 ): Record<string, string> {
   const headers = { ...cors.headers(origin, requestId), ...extra };
+  // The chain's height the answer reflects (contract.md §9), when known.
+  if (chainHeight != null) headers['chain-height'] = String(chainHeight);
   if (budget) writeRateLimitHeaders(budget, headers);
   if (cost) headers.vary = VARY_WITH_COST;
   return headers;

@@ -25,6 +25,7 @@ import { type PartPlugin, partPlugin, type RequestPart } from './pipeline/parts.
 import { useAnswers } from './plugins/answers.js';
 import { automaticPersistedQueries, type PersistedQueryStore } from './plugins/apq.js';
 import { useRequestBodyLimit } from './plugins/body-limit.js';
+import { useMinChainHeight } from './plugins/chain-height.js';
 import { usePricing } from './plugins/cost.js';
 import { useCsrfPrevention } from './plugins/csrf.js';
 import { useOperationalEndpoints } from './plugins/endpoints.js';
@@ -102,6 +103,9 @@ function pipeline(
     // Before execution (and before the response cache): every operation is priced, refused over
     // MAX_COMPLEXITY, and charged its cost to its client's budget.
     usePricing(parts.rateLimit),
+    // Priced first (a wait is charged like the request), then waits for the chain to reach the
+    // height a `Min-Chain-Height` asks for, before the response cache judges its entries by it.
+    useMinChainHeight(parts.live.head, options.live.minChainHeightWaitMs),
     // A document sent with its hash is kept only now: proven, valid, priced, and charged its size.
     ...(apq ? [apq.register] : []),
     // After the limits, whose rules are part of the validation it keeps (refusals included).

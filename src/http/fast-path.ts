@@ -1,5 +1,5 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import type { ExecutionArgs, ExecutionResult } from 'graphql';
+import type { ExecutionResult } from 'graphql';
 import { processRegularResult } from 'graphql-yoga';
 import { GRAPHQL_PATH } from '../config.js';
 import { bodyWithin } from '../exchange/body.js';
@@ -7,6 +7,7 @@ import { Exchange, exchangeAnswering, type RequestHeaders } from '../exchange/ex
 import { answerHeaders, type CorsPolicy, DEFAULT_CACHE_CONTROL } from '../exchange/headers.js';
 import { INTERNAL_ANSWER, publicError } from '../exchange/public-errors.js';
 import type { DocumentCache } from '../graphql/pipeline/documents.js';
+import { envelopedArgs } from '../graphql/pipeline/enveloped.js';
 import { MULTIPART } from '../graphql/pipeline/multipart.js';
 import type { PreparedRequest } from '../graphql/pipeline/parts.js';
 import { type AnswerShape, streamTransport } from '../graphql/pipeline/shape.js';
@@ -20,7 +21,8 @@ import { type EventStreams, SSE, serveSubscription } from './sse.js';
 
 /**
  * The node:http listener of the gateway: a transport adapter in front of Yoga. The common
- * request, a JSON POST to /graphql asking for JSON, is handed to Yoga's own envelop pipeline
+ * request, a JSON POST to /graphql asking for JSON (plain, or the GraphQL over HTTP media type
+ * Apollo Client 4 and urql ask for, answered as Yoga answers it), is handed to Yoga's envelop pipeline
  * (every plugin of the schema: prepared documents, limits, telemetry's operation name,
  * error masking) straight from node:http, without building WHATWG Request and Response objects:
  * on a small machine that translation costs more than the GraphQL work. A repeated request of a hot
@@ -63,12 +65,42 @@ function pathOf(req: IncomingMessage): string {
   return (q === -1 ? req.url : req.url?.slice(0, q)) ?? '/';
 }
 
-/** Whether a request accepts what the adapter writes: JSON, or a stream of a subscription. */
+/** The media types Yoga's regular result processor writes, in the order it tries them. */
+const REGULAR_MEDIA_TYPES = ['application/graphql-response+json', 'application/json'] as const;
+type RegularMediaType = (typeof REGULAR_MEDIA_TYPES)[number];
+
+/**
+ * The media type Yoga answers one result in for this Accept (its useResultProcessors, mirrored):
+ * the first range in utf-8 (q-values are not read) that one of its media types matches, the last
+ * of them when a wildcard matches both (JSON); no Accept is a wildcard. Apollo Client 4 and urql
+ * ask for `application/graphql-response+json` first. Null: Yoga writes it otherwise (an event
+ * stream, 406).
+ */
+function regularMediaType(accept: string | undefined): RegularMediaType | null {
+  // The usual Accepts of plain JSON clients, without parsing.
+  if (!accept || accept === 'application/json' || accept === '*/*') return 'application/json';
+  for (const range of accept.replace(/\s/g, '').toLowerCase().split(',')) {
+    const [type = '', ...params] = range.split(';');
+    if ((params.find((param) => param.includes('charset=')) ?? 'charset=utf-8') !== 'charset=utf-8') continue;
+    const [group, sub] = type.split('/');
+    let chosen: RegularMediaType | null = null;
+    for (const media of REGULAR_MEDIA_TYPES) {
+      const [mediaGroup, mediaSub] = media.split('/');
+      if ((group === '*' || group === mediaGroup) && (sub === '*' || sub === mediaSub)) chosen = media;
+    }
+    if (chosen) return chosen;
+  }
+  return null;
+}
+
+const CONTENT_TYPES: Readonly<Record<RegularMediaType, string>> = {
+  'application/graphql-response+json': 'application/graphql-response+json; charset=utf-8',
+  'application/json': 'application/json; charset=utf-8',
+};
+
+/** Whether a request accepts what the adapter writes: one result as Yoga writes it, or a stream. */
 function acceptsAnswer(req: IncomingMessage): boolean {
-  const accept = req.headers.accept;
-  return (
-    !accept || accept === '*/*' || /^application\/json\s*(;[^,]*)?$/i.test(accept) || streamOf(req) !== null
-  );
+  return regularMediaType(req.headers.accept) !== null || streamOf(req) !== null;
 }
 
 /**
@@ -136,24 +168,11 @@ async function run(
       };
       return await hot.run(context, params.variables ?? undefined);
     }
-    const { parse, validate, contextFactory, execute, schema } = yoga.getEnveloped({
-      request,
-      params,
-      ...serverContext,
-    });
-    const document = parse(params.query);
-    const errors = validate(schema, document);
-    if (errors.length > 0) return { errors };
-    const args: ExecutionArgs & { signal?: unknown } = {
-      schema,
-      document,
-      contextValue: await contextFactory(),
-      variableValues: params.variables ?? undefined,
-      operationName: params.operationName ?? undefined,
-      signal: request.signal,
-    };
+    const envelope = yoga.getEnveloped({ request, params, ...serverContext });
+    const args = await envelopedArgs(envelope, params, request.signal);
+    if ('errors' in args) return args;
     // A single result: the routing left operations that answer in streams to Yoga (shape.ts).
-    return (await execute(args)) as ExecutionResult;
+    return (await envelope.execute(args)) as ExecutionResult;
   } catch (error) {
     // Errors of parsing and of the gateway's plugins arrive as GraphQLErrors; anything else is a
     // bug, logged without its message and masked (public-errors.ts).
@@ -167,10 +186,14 @@ async function run(
   }
 }
 
-/** A finished result as a whole answer: a bare success as its JSON, anything with errors through Yoga's encoder. */
+/**
+ * A finished result as a whole answer in the media type Yoga would choose: a bare success as its
+ * JSON, anything with errors through Yoga's encoder (its status codes for that media type).
+ */
 async function answerOf(
   yoga: GatewayYoga,
   result: ExecutionResult,
+  media: RegularMediaType,
   common: Record<string, string>,
 ): Promise<WholeAnswer> {
   if (!result.errors) {
@@ -180,14 +203,14 @@ async function answerOf(
     return {
       status: 200,
       headers: {
-        'content-type': 'application/json; charset=utf-8',
+        'content-type': CONTENT_TYPES[media],
         'content-length': String(Buffer.byteLength(text)),
         ...common,
       },
       body: text,
     };
   }
-  const response = await processRegularResult(result as never, yoga.fetchAPI, 'application/json');
+  const response = await processRegularResult(result as never, yoga.fetchAPI, media);
   const text = await response.text();
   return {
     status: response.status,
@@ -233,6 +256,8 @@ async function answer(
   const whole = await answerOf(
     yoga,
     result,
+    // The listener took the request because this is not null (acceptsAnswer).
+    regularMediaType(req.headers.accept) ?? 'application/json',
     exchange.answerHeaders({ 'cache-control': DEFAULT_CACHE_CONTROL }),
   );
   // What the plugins' onResponse would make of it on Yoga's path (a shareable GET's entity tag, a 304).

@@ -3,10 +3,18 @@ import { type ExecutionResult, GraphQLError } from 'graphql';
 import { getSSEProcessor, isAsyncIterable } from 'graphql-yoga';
 import { Exchange, type RequestHeaders } from '../exchange/exchange.js';
 import { type CorsPolicy, EVENT_STREAM_HEADERS } from '../exchange/headers.js';
+import { envelopedArgs } from '../graphql/pipeline/enveloped.js';
 import { jitter, SSE, type StreamFraming } from '../graphql/pipeline/framing.js';
 import { refusedForCapacity } from '../graphql/plugins/subscriptions.js';
 import type { GatewayYoga } from '../graphql/yoga.js';
-import { type Delivery, type LiveSink, StreamHandle } from '../live/streams.js';
+import {
+  type Beat,
+  type Delivery,
+  type LiveSink,
+  NEVER,
+  type StreamAges,
+  StreamHandle,
+} from '../live/streams.js';
 import type { GatewayMetrics } from '../ops/metrics.js';
 import type { Telemetry } from '../ops/request-trace.js';
 import { headersOf, pipeResponse, writable } from './node-response.js';
@@ -20,10 +28,11 @@ import { headersOf, pipeResponse, writable } from './node-response.js';
  * the head, an event's bytes, the keep-alive, the end, a subscription answered with one result).
  * The stream is this module's: no WHATWG Request, Response or ReadableStream and no async-iterator
  * chain per subscriber, the events its group pushes written straight to the socket, each event's
- * bytes made once per framing for all the streams they go to, one keep-alive timer per framing.
- * SSE's bytes are Yoga's (a parity test compares them) but for a block's `id:` and the `retry:` each
- * stream starts with; a refusal for capacity is a stream an EventSource comes back from by itself.
- * Anything else (a query asked for as an event stream, extensions) is Yoga's to answer.
+ * bytes made once per framing for all the streams they go to, one keep-alive timer per framing
+ * (which ends SSE streams at their age, MAX_STREAM_AGE_MS, too). SSE's bytes are Yoga's (a parity
+ * test compares them) but for a block's `id:` and the `retry:` each stream starts with; a refusal
+ * for capacity is a stream an EventSource comes back from by itself. Anything else (a query asked
+ * for as an event stream, extensions) is Yoga's to answer.
  */
 
 export interface EventStreamOptions {
@@ -32,6 +41,8 @@ export interface EventStreamOptions {
   /** How often every open SSE stream gets a comment, so that proxies keep it open (Yoga's 12 s). */
   pingMs: number;
   metrics: GatewayMetrics;
+  /** MAX_STREAM_AGE_MS: when each stream is ended for its client to reconnect (live/streams.ts). */
+  ages: StreamAges;
 }
 
 /** Yoga's ping interval: a comment on every open stream, so that proxies keep it open. */
@@ -43,6 +54,9 @@ export { SSE, SSE_RETRY_SPREAD_MS } from '../graphql/pipeline/framing.js';
 class EventStream implements LiveSink {
   private readonly waiting: Delivery[] = [];
   private completing = false;
+  /** When the stream reaches its age (`StreamAges`' clock), NEVER without one; once aged, when it is cut. */
+  endsAt = NEVER;
+  private aged = false;
 
   constructor(
     private readonly res: ServerResponse,
@@ -81,9 +95,27 @@ class EventStream implements LiveSink {
     if (this.waiting.length === 0) this.end();
   }
 
+  /**
+   * The stream reached its age (at `now`): it ends once what waits for it is written, with no end
+   * of the stream, so that its client comes back (through the load balancer, to any pod) and
+   * resumes. A reader that has not taken what waited AGED_FLUSH_MS later is cut, as one that stops.
+   */
+  age(now: number): void {
+    if (this.aged) {
+      this.options.metrics.observeCut();
+      this.res.destroy();
+      return;
+    }
+    if (this.completing) return;
+    this.aged = true;
+    this.endsAt = now + AGED_FLUSH_MS;
+    this.options.metrics.observeAged('sse');
+    this.complete();
+  }
+
   /** The stream's end: at a shutdown, a `retry:` hint first, so that the client reconnects elsewhere. */
   private end(): void {
-    this.res.end(this.framing.closing(this.streams.retry()));
+    this.res.end(this.aged ? this.framing.parting() : this.framing.closing(this.streams.retry()));
   }
 
   ping(): void {
@@ -104,6 +136,9 @@ class EventStream implements LiveSink {
   }
 }
 
+/** How long a stream at its age has to take what waits for it (deliveries stop at its age). */
+const AGED_FLUSH_MS = 10_000;
+
 const STREAM = Symbol('event stream');
 type Writing = ServerResponse & { [STREAM]?: EventStream };
 function flushStream(this: Writing): void {
@@ -111,10 +146,20 @@ function flushStream(this: Writing): void {
 }
 const ignore = () => {};
 
-/** The open streams of one framing, and their one keep-alive timer. */
+/** The open streams of one framing, and their one keep-alive timer (which checks their ages too). */
 interface KeptAlive {
   open: Set<EventStream>;
   timer: NodeJS.Timeout | null;
+  beat: Beat;
+}
+
+/** One beat of a framing's timer: each stream past its age ends, the others get their keep-alive when due. */
+function tick({ open, beat }: KeptAlive, now: number): void {
+  const keepAlive = beat.next();
+  for (const each of open) {
+    if (each.endsAt <= now) each.age(now);
+    else if (keepAlive) each.ping();
+  }
 }
 
 /** Every open stream of the process, and one keep-alive timer per framing. */
@@ -138,17 +183,18 @@ export class EventStreams {
   /** Streams an adopted member's events to `res` until the stream ends (its handle says when). */
   stream(res: ServerResponse, handle: StreamHandle, framing: StreamFraming): void {
     const stream = new EventStream(res, this, framing);
+    const { ages } = this.options;
+    if (framing.reconnects) stream.endsAt = ages.deadline();
     let kept = this.framings.get(framing);
     if (!kept) {
-      kept = { open: new Set(), timer: null };
+      const beat = ages.beat(framing.keepAliveMs ?? this.options.pingMs, framing.reconnects);
+      kept = { open: new Set(), timer: null, beat };
       this.framings.set(framing, kept);
     }
     kept.open.add(stream);
     if (!kept.timer) {
-      const { open } = kept;
-      kept.timer = setInterval(() => {
-        for (const each of open) each.ping();
-      }, framing.keepAliveMs ?? this.options.pingMs);
+      const framed = kept;
+      kept.timer = setInterval(() => tick(framed, ages.now()), kept.beat.everyMs);
       kept.timer.unref();
     }
     handle.onEnd(stream);
@@ -261,24 +307,14 @@ export async function serveSubscription(request: SubscriptionRequest): Promise<v
   const sse = new StreamHandle(res, exchange.cancel);
   const envelope = yoga.getEnveloped({ request: exchange.request, params, req, res, sse });
   const once = (result: unknown) => answerOnce(request, exchange, exchange.finish(result as ExecutionResult));
-  let document: ReturnType<typeof envelope.parse>;
-  try {
-    document = envelope.parse(params.query);
-  } catch (error) {
-    if (error instanceof GraphQLError) return once({ errors: [error] });
-    throw error;
-  }
-  const errors = envelope.validate(envelope.schema, document);
-  if (errors.length > 0) return once({ errors });
   let result: unknown;
   try {
-    result = await envelope.subscribe({
-      schema: envelope.schema,
-      document,
-      contextValue: await envelope.contextFactory(),
-      variableValues: params.variables ?? undefined,
-      operationName: params.operationName ?? undefined,
-    });
+    const args = await envelopedArgs(envelope, params, undefined);
+    if ('errors' in args) {
+      sse.end();
+      return once(args);
+    }
+    result = await envelope.subscribe(args);
   } catch (error) {
     sse.end();
     if (error instanceof GraphQLError) return once({ errors: [error] });

@@ -20,11 +20,12 @@ import { Exchange, type RequestHeaders } from '../exchange/exchange.js';
 import type { CorsPolicy } from '../exchange/headers.js';
 import { publicError } from '../exchange/public-errors.js';
 import type { DocumentCache } from '../graphql/pipeline/documents.js';
+import { type EnvelopedArgs, envelopedArgs } from '../graphql/pipeline/enveloped.js';
 import { resultJson, writtenError, writtenResult } from '../graphql/pipeline/framing.js';
 import type { AnswerShape } from '../graphql/pipeline/shape.js';
 import type { Routing, SentParams } from '../graphql/routing.js';
 import type { GatewayYoga } from '../graphql/yoga.js';
-import { type Delivery, type LiveSink, StreamHandle } from '../live/streams.js';
+import { type Beat, type Delivery, type LiveSink, type StreamAges, StreamHandle } from '../live/streams.js';
 import { errorSummary } from '../ops/logger.js';
 import type { Telemetry } from '../ops/request-trace.js';
 import { refuseSocket } from './intake.js';
@@ -40,9 +41,18 @@ import { refuseSocket } from './intake.js';
  * Origin must be one CORS allows (none: a server-side client) — WebSockets have no preflight, so
  * this replaces CSRF prevention; messages within MAX_REQUEST_BYTES; `connection_init` within
  * WS_INIT_TIMEOUT_MS (else 4408); a ping every SSE_PING_MS, the socket closed if the last went
- * unanswered; LIVE_BACKLOG messages waiting, then cut; 1001 at a drain. Authorization comes from
+ * unanswered; LIVE_BACKLOG messages waiting, then cut; 1001 at a drain and at the socket's age
+ * (MAX_STREAM_AGE_MS, checked on the ping's timer). Authorization comes from
  * `connectionParams.authorization`, else the upgrade's `Authorization` header.
  */
+
+/** The headers that name a client (ops/request-trace.ts), which connectionParams may carry. */
+const CLIENT_NAMING: ReadonlySet<string> = new Set([
+  'apollographql-client-name',
+  'apollographql-client-version',
+  'graphql-client-name',
+  'graphql-client-version',
+]);
 
 /** How long a socket may stay open without `connection_init` (graphql-ws closes it with 4408). */
 export const WS_INIT_TIMEOUT_MS = 3_000;
@@ -66,6 +76,10 @@ export interface WebSocketOptions {
   backlog: number;
   pingMs: number;
   initTimeoutMs: number;
+  /** MAX_OPERATIONS_PER_SOCKET: queries and mutations in flight on one socket; one more is refused. */
+  maxOperations: number;
+  /** MAX_STREAM_AGE_MS: when each socket is told to go away (1001) for its client to reconnect. */
+  ages: StreamAges;
   /** Whether the process is shutting down: no new socket is opened. */
   draining(): boolean;
 }
@@ -116,12 +130,20 @@ interface Operation {
   handle: StreamHandle | null;
   /** Whether its exchange has ended (its log line written). */
   answered: boolean;
+  /** Whether it holds one of the socket's places for operations in flight (not a subscription). */
+  placed: boolean;
 }
 
 /** One socket: its client's headers and credential, its operations, what waits to be written. */
 class Connection {
   alive = true;
+  /** When the socket reaches its age (StreamAges' clock); once told to go away, when it is cut. */
+  endsAt: number;
   private waiting = 0;
+  /** The client's name and version from connectionParams (nameClient); null: the upgrade's. */
+  private named: Map<string, string> | null = null;
+  /** Queries and mutations of the socket not answered yet. */
+  private inFlight = 0;
   /** connectionParams.authorization, else the upgrade's Authorization header (set at connection_init). */
   private authorization: string | null;
   readonly operations = new Map<string, Operation>();
@@ -134,6 +156,7 @@ class Connection {
     readonly sockets: WebSockets,
   ) {
     this.authorization = req.headers.authorization ?? null;
+    this.endsAt = sockets.options.ages.deadline();
     // Read now: the rate limit asks for it when the socket may have gone.
     void req.socket.remoteAddress;
     const upgrade = req.headers;
@@ -143,11 +166,31 @@ class Connection {
         if (key === 'authorization') return this.authorization;
         // A request id names one request; a socket carries many, each with an id of its own.
         if (key === 'x-request-id') return null;
+        if (this.named && CLIENT_NAMING.has(key)) return this.named.get(key) ?? null;
         const value = upgrade[key];
         return Array.isArray(value) ? value.join(', ') : (value ?? null);
       },
       has: (name) => this.headers.get(name) !== null,
     };
+  }
+
+  /**
+   * connection_init: the client's name and version (the headers request-trace.ts reads, which clean
+   * and cut them as on HTTP), which a browser cannot set on an upgrade and gives in connectionParams
+   * instead: as keys of their own, or in a `headers` object (Apollo's GraphQLWsLink users pass their
+   * HttpLink's). When given there, they stand for the upgrade's; only strings are read.
+   */
+  nameClient(params: Readonly<Record<string, unknown>> | undefined): void {
+    const nested = params?.headers;
+    const sources = [typeof nested === 'object' && nested !== null ? nested : {}, params ?? {}];
+    for (const source of sources) {
+      for (const [key, value] of Object.entries(source)) {
+        const name = key.toLowerCase();
+        if (typeof value !== 'string' || !CLIENT_NAMING.has(name)) continue;
+        this.named ??= new Map();
+        this.named.set(name, value);
+      }
+    }
   }
 
   /** connection_init: its `authorization`, when given, is the socket's credential. */
@@ -179,6 +222,25 @@ class Connection {
   /** An operation that ended leaves the socket's (its id may then name a new one). */
   forget(operation: Operation): void {
     if (this.operations.get(operation.id) === operation) this.operations.delete(operation.id);
+    this.unplace(operation);
+  }
+
+  /**
+   * A place for a query or mutation among the socket's MAX_OPERATIONS_PER_SOCKET in flight (its
+   * subscriptions are bounded by the stream caps): false when none is free.
+   */
+  place(operation: Operation): boolean {
+    if (operation.handle) return true;
+    if (this.inFlight >= this.sockets.options.maxOperations) return false;
+    this.inFlight++;
+    operation.placed = true;
+    return true;
+  }
+
+  private unplace(operation: Operation): void {
+    if (!operation.placed) return;
+    operation.placed = false;
+    this.inFlight--;
   }
 
   /** The socket closed: every operation under way is cancelled (499) and every stream ends. */
@@ -187,6 +249,7 @@ class Connection {
       if (!operation.answered) attempt(() => operation.exchange.closed());
       attempt(() => operation.handle?.closed());
     }
+    for (const operation of this.operations.values()) this.unplace(operation);
     this.operations.clear();
   }
 }
@@ -253,8 +316,7 @@ function attempt(step: () => void): void {
 const CONNECTION = Symbol('websocket connection');
 type Connected = WebSocket & { [CONNECTION]?: Connection };
 const OPERATION = Symbol('websocket operation');
-type Operated = ExecutionArgs & {
-  signal?: unknown;
+type Operated = EnvelopedArgs & {
   [OPERATION]: { operation: Operation; envelope: ReturnType<GatewayYoga['getEnveloped']> };
 };
 
@@ -262,10 +324,13 @@ type Operated = ExecutionArgs & {
 export class WebSockets {
   private readonly server: WebSocketServer;
   private timer: NodeJS.Timeout | null = null;
+  /** The ping timer's beat: every SSE_PING_MS, or more often when sockets' ages need it. */
+  private readonly beat: Beat;
   /** Errors of a refusal, as Yoga wrote them, for graphql-ws's `error` message. */
   private readonly refusals = new WeakMap<readonly GraphQLError[], GraphQLFormattedError[]>();
 
   constructor(readonly options: WebSocketOptions) {
+    this.beat = options.ages.beat(options.pingMs);
     this.server = new WebSocketServer({ noServer: true, maxPayload: options.maxMessageBytes });
     useServer(
       {
@@ -273,7 +338,9 @@ export class WebSockets {
         // Never an internal error's message in a close reason, whatever NODE_ENV says.
         isProd: true,
         onConnect: ({ extra, connectionParams }) => {
-          if (this.connectionOf(extra.socket).authorize(connectionParams)) return true;
+          const connection = this.connectionOf(extra.socket);
+          connection.nameClient(connectionParams);
+          if (connection.authorize(connectionParams)) return true;
           extra.socket.close(4400, 'connectionParams.authorization must be one string');
           return false;
         },
@@ -350,20 +417,24 @@ export class WebSockets {
     });
     ws.once('close', () => connection.closed());
     if (this.timer) return;
-    this.timer = setInterval(() => this.ping(), this.options.pingMs);
+    this.timer = setInterval(() => this.ping(), this.beat.everyMs);
     this.timer.unref();
   }
 
-  /** Every socket is pinged; one that did not answer the last ping is closed. */
+  /** Every socket past its age goes away; on the keep-alive's beats, one that did not answer the last ping is closed. */
   private ping(): void {
     if (this.server.clients.size === 0 && this.timer) {
       clearInterval(this.timer);
       this.timer = null;
     }
+    const keepAlive = this.beat.next();
+    const now = this.options.ages.now();
     for (const ws of this.server.clients as Set<Connected>) {
       const connection = ws[CONNECTION];
       if (!connection) continue;
-      if (!connection.alive) ws.terminate();
+      if (connection.endsAt <= now) this.aged(ws, connection, now);
+      else if (!keepAlive) continue;
+      else if (!connection.alive) ws.terminate();
       else {
         connection.alive = false;
         ws.ping();
@@ -385,11 +456,13 @@ export class WebSockets {
     const params = paramsOf(payload);
     const shape = this.options.documents.shapeOf(params.query, params.operationName);
     const handle = shape === 'subscription' ? new StreamHandle(undefined, exchange.cancel) : null;
-    const operation: Operation = { id, connection, exchange, handle, answered: false };
+    const operation: Operation = { id, connection, exchange, handle, answered: false, placed: false };
     connection.operations.set(id, operation);
     // A subscription's operation lasts as long as its stream, however the stream ends.
     handle?.onEnd(() => connection.forget(operation));
     try {
+      if (!connection.place(operation))
+        return await this.refused(operation, [tooManyOperations(this.options.maxOperations)]);
       const declined = this.options.routing.declines({
         method: 'POST',
         path: GRAPHQL_PATH,
@@ -407,23 +480,15 @@ export class WebSockets {
         req: connection.req,
         sse: handle,
       });
-      const document = envelope.parse(params.query);
-      const errors = envelope.validate(envelope.schema, document);
-      if (errors.length > 0) return await this.refused(operation, errors);
+      // Its upstream calls are cancelled when the socket closes before its answer.
+      const args = await envelopedArgs(envelope, params, exchange.request.signal);
+      if ('errors' in args) return await this.refused(operation, args.errors);
+      const { document } = args;
       // graphql-ws would answer this with an error of its own: graphql-js's, as HTTP answers it.
       if (!getOperationAST(document, params.operationName))
         return await this.refused(operation, [noOperation(document, params.operationName)]);
-      const args: Operated = {
-        schema: envelope.schema,
-        document,
-        contextValue: await envelope.contextFactory(),
-        variableValues: params.variables ?? undefined,
-        operationName: params.operationName ?? undefined,
-        // Its upstream calls are cancelled when the socket closes before its answer.
-        signal: exchange.request.signal,
-        [OPERATION]: { operation, envelope },
-      };
-      return args;
+      const operated: Operated = { ...args, [OPERATION]: { operation, envelope } };
+      return operated;
     } catch (error) {
       // Errors of parsing and of the gateway's plugins are GraphQLErrors; anything else is masked.
       return this.refused(operation, [publicError(error, this.logMasked)]);
@@ -482,6 +547,23 @@ export class WebSockets {
     return stream;
   }
 
+  /**
+   * A socket at its age (MAX_STREAM_AGE_MS) is told to go away (1001), as at a drain; one told so
+   * that has not closed CLOSE_GRACE_MS later is cut. graphql-ws's client (6.x, at its defaults)
+   * retries a 1001: it is not among the codes `isFatalInternalCloseCode` or
+   * `shouldRetryConnectOrThrow` give up on, `retryAttempts` is 5 and starts again at each ack, and
+   * its subscriptions are made again on the new socket.
+   */
+  private aged(ws: Connected, connection: Connection, now: number): void {
+    if (ws.readyState !== WebSocket.OPEN) {
+      ws.terminate();
+      return;
+    }
+    connection.endsAt = now + CLOSE_GRACE_MS;
+    this.options.telemetry.metrics.observeAged('websocket');
+    ws.close(1001, 'The connection reached its age: reconnect.');
+  }
+
   /** The drain: every socket told to go away (1001), and cut if it has not closed within a second. */
   close(): void {
     for (const ws of this.server.clients) ws.close(1001, 'The server is shutting down: reconnect.');
@@ -490,6 +572,16 @@ export class WebSockets {
       for (const ws of this.server.clients) ws.terminate();
     }, CLOSE_GRACE_MS).unref();
   }
+}
+
+/** An operation past MAX_OPERATIONS_PER_SOCKET: refused alone, its socket and the others go on. */
+function tooManyOperations(max: number): GatewayError {
+  return new GatewayError(
+    `Too many operations in flight on this WebSocket: at most ${max} at once; wait for an answer before sending more.`,
+    'RATE_LIMITED',
+    // A place frees as soon as one of the others is answered; a second is a query's usual time.
+    { retryAfterMs: 1_000, http: { status: 429, headers: { 'retry-after': '1' } } },
+  );
 }
 
 /** graphql-js's refusal of a document that names no operation it can run. */

@@ -51,8 +51,9 @@ export class DeliveredEvents {
         this.statistics = print;
         return true;
       }
-      // An end, not an event: every one is told.
+      // An end, not an event: every one is told. A head is no subscriber's: only the head hears it.
       case 'refused':
+      case 'head':
         return true;
       case 'failedTransaction': {
         const key = txKey(event.transaction);

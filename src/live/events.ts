@@ -11,4 +11,7 @@ export type LiveEvent =
   | { kind: 'validator'; validator: Validator; polledAt: number }
   | { kind: 'statistics'; statistics: ValidatorStatistics; polledAt: number }
   | { kind: 'failedTransaction'; transaction: FailedTransaction; polledAt: number }
-  | { kind: 'refused'; polledAt: number };
+  | { kind: 'refused'; polledAt: number }
+  // The chain's head as a poll of blocks found it with no new block (head.ts): listeners that
+  // joined after the last block learn the head without waiting for the next one.
+  | { kind: 'head'; height: number; polledAt: number };

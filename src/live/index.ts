@@ -14,6 +14,7 @@ import type {
   ValidatorStatistics,
 } from '../upstream/models.js';
 import { LocalBus, RedisBus } from './bus.js';
+import { ChainHead } from './head.js';
 import { LiveHub, type Stamp, type StreamEnd } from './hub.js';
 import {
   blockAt,
@@ -87,6 +88,8 @@ const streamEnd = (stream: StreamOptions): StreamEnd => ({
 
 export class LiveUpdates {
   readonly hub: LiveHub;
+  /** The chain's head as the block poller sees it (head.ts). */
+  readonly head: ChainHead;
   /** Token checks under way, by credential: concurrent ones share one explorer read. */
   private readonly checking = new Map<string, Promise<GatewayError | null>>();
   private readonly blocks: Source<unknown>;
@@ -109,6 +112,9 @@ export class LiveUpdates {
       this.hub.deliveredHeight('blocks'),
     ) as Source<unknown>;
     this.validators = validatorSource(deps.upstreams, deps.validatorsRead) as Source<unknown>;
+    // Heard at least every poll (a head event when no block came): three polls or one lease
+    // (another instance's poller lost, and a new one taking over) without a word, and it is unknown.
+    this.head = new ChainHead(this.hub, this.blocks, Math.max(3 * settings.pollMs, settings.leaseMs));
   }
 
   /** Every new block, in height order, none skipped. */
@@ -211,6 +217,7 @@ export class LiveUpdates {
   }
 
   close(): Promise<void> {
+    this.head.close();
     return this.hub.close();
   }
 }

@@ -115,7 +115,8 @@ export class SourcePoller<S> {
       finishPollTrace(trace, null);
       if (await bus.publish(this.source.key, result.events, result.state)) {
         this.state = result.state;
-        metrics.observeLiveEvents(this.label, result.events.length);
+        // A head (sources.ts) is what the poll saw, not an event for subscribers.
+        metrics.observeLiveEvents(this.label, result.events.filter((e) => e.kind !== 'head').length);
         this.outcome('ok');
       } else this.outcome('elsewhere');
     } catch (error) {

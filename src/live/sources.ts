@@ -65,6 +65,10 @@ async function findHead(upstreams: Upstreams, scope: CallScope, known: number): 
   return found;
 }
 
+/** A poll that found no new block still says the head it saw (none while the chain is empty). */
+const headEvent = (height: number): LiveEvent[] =>
+  height > 0 ? [{ kind: 'head', height, polledAt: Date.now() }] : [];
+
 export interface BlockState {
   /** The last height delivered. */
   head: number;
@@ -100,12 +104,12 @@ export function blockSource(
       const from = state?.head ?? delivered();
       if (from === 0) {
         known = await findHead(upstreams, scope, known);
-        return { events: [], state: { head: known } };
+        return { events: headEvent(known), state: { head: known } };
       }
       const events = await after(from, null, scope);
       const last = events.at(-1);
       known = last?.kind === 'block' ? last.block.height : from;
-      return { events, state: { head: known } };
+      return { events: events.length > 0 ? events : headEvent(known), state: { head: known } };
     },
     between: after,
   };

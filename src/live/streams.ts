@@ -140,3 +140,67 @@ export interface LiveMemberLike {
   /** Leaves its group (the stream ended). */
   leave(): void;
 }
+
+/** A stream with no age: it lasts until something else ends it. */
+export const NEVER = Number.POSITIVE_INFINITY;
+
+/** A stream's age is drawn at random in [AGE_FLOOR × MAX_STREAM_AGE_MS, MAX_STREAM_AGE_MS]. */
+const AGE_FLOOR = 0.8;
+
+/** Ages are checked at least this many times over MAX_STREAM_AGE_MS: a stream ends at most a twentieth late. */
+const CHECKS_PER_AGE = 20;
+
+/**
+ * MAX_STREAM_AGE_MS (issue 49): how old a stream may grow before it is ended in the way its client
+ * comes back by itself (a `retry:` and no end over SSE, 1001 over WebSocket), through the load
+ * balancer, to whichever pod it picks. After a rollout, the reconnections of each drained pod pile
+ * onto the pods still up; ages spread the streams over every pod again. Each stream's age is drawn
+ * in [0.8 × max, max], so that streams opened together (a drain's reconnections) do not end
+ * together. The one place a stream's age is decided: the transports ask it when a stream opens,
+ * and check on the keep-alive tick they already run (`beat`), with no timer per stream. 0: off.
+ */
+export class StreamAges {
+  constructor(readonly maxMs: number) {}
+
+  /** The process's clock for ages: monotonic (a wall clock set back would age nothing), in whole ms. */
+  now(): number {
+    return Math.floor(performance.now());
+  }
+
+  /** When a stream that opens now reaches its age (on `now()`'s clock); NEVER when ages are off. */
+  deadline(): number {
+    if (this.maxMs <= 0) return NEVER;
+    const min = Math.ceil(this.maxMs * AGE_FLOOR);
+    return this.now() + min + Math.floor(Math.random() * (this.maxMs - min + 1));
+  }
+
+  /** The beat of a keep-alive timer of `keepAliveMs` that checks ages too (`aged`: whether its streams have one). */
+  beat(keepAliveMs: number, aged = true): Beat {
+    const checkMs =
+      aged && this.maxMs > 0 ? Math.max(10, Math.ceil(this.maxMs / CHECKS_PER_AGE)) : keepAliveMs;
+    return new Beat(Math.min(keepAliveMs, checkMs), keepAliveMs);
+  }
+}
+
+/**
+ * One timer's beat for a set of streams: their ages checked on every beat, their keep-alive on
+ * every beat that falls `keepAliveMs` after the last one. With ages of 30 minutes the beat is the
+ * keep-alive's own; only ages shorter than twenty keep-alives make it beat faster.
+ */
+export class Beat {
+  private readonly keepAliveEvery: number;
+  private count = 0;
+
+  constructor(
+    readonly everyMs: number,
+    keepAliveMs: number,
+  ) {
+    this.keepAliveEvery = Math.max(1, Math.round(keepAliveMs / everyMs));
+  }
+
+  /** The next beat: whether it is also the keep-alive's. */
+  next(): boolean {
+    this.count = (this.count + 1) % this.keepAliveEvery;
+    return this.count === 0;
+  }
+}

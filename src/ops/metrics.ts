@@ -214,6 +214,12 @@ export class GatewayMetrics {
     help: 'Subscription streams cut off because their client stopped reading (LIVE_BACKLOG events waiting).',
     registers: [this.registry],
   });
+  private readonly aged = new Counter({
+    name: 'graphql_streams_aged_total',
+    help: 'Streams ended at their age (MAX_STREAM_AGE_MS) for their clients to reconnect, by transport: an SSE stream, or a WebSocket (closed 1001 with its subscriptions).',
+    labelNames: ['transport'] as const,
+    registers: [this.registry],
+  });
   /** Subscription streams open in this process. */
   readonly subscriptions = new Gauge({
     name: 'graphql_subscriptions_active',
@@ -417,6 +423,10 @@ export class GatewayMetrics {
 
   observeCut(): void {
     this.cut.inc();
+  }
+
+  observeAged(transport: 'sse' | 'websocket'): void {
+    this.aged.inc({ transport });
   }
 
   observeRateLimited(): void {

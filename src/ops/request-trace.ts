@@ -63,7 +63,35 @@ export interface RequestTrace {
   /** The client's name and version, as it sent them (clientText); null when it sent none. */
   clientName: string | null;
   clientVersion: string | null;
+  /**
+   * The chain's height its answer says it reflects (`Chain-Height`, `extensions.chainHeight`): the
+   * head when the request opened, the height a cached answer was read at, or the head a
+   * Min-Chain-Height request waited for. Null when unknown: the answer says none.
+   */
+  chainHeight: number | null;
+  /** The height its `Min-Chain-Height` asked for (graphql/plugins/chain-height.ts); 0: none. */
+  minChainHeight: number;
+  /** What its resolvers read (schema/cache-scope.ts): whether the answer may be final (see ChainReads). */
+  reads: ChainReads;
 }
+
+/**
+ * What an answer's fields read of the chain, noted by the resolvers: `latest` once any field read
+ * state that can still change (or anything not proven final: fail closed); `final`, the highest
+ * height of final history read (a complete block below the head, a transaction in one). An answer
+ * is final only when `latest` stayed false and `final` is above 0.
+ */
+export interface ChainReads {
+  latest: boolean;
+  final: number;
+}
+
+/** The reads of one request: nothing yet. */
+export const noReads = (): ChainReads => ({ latest: false, final: 0 });
+
+/** Whether an answer's reads make it final history: the height it is final at, else null. */
+export const finalAt = (reads: ChainReads): number | null =>
+  !reads.latest && reads.final > 0 ? reads.final : null;
 
 /**
  * How a request ended, as `graphql_requests_total{outcome}` and its log line tell it: `ok`;
@@ -137,6 +165,9 @@ export function startTrace(header: HeaderGetter, graphql = true): RequestTrace {
     cost: null,
     clientName,
     clientVersion,
+    chainHeight: null,
+    minChainHeight: 0,
+    reads: noReads(),
   };
 }
 
@@ -155,6 +186,8 @@ export const traceOf = (request: object | undefined): RequestTrace | undefined =
 export interface Telemetry {
   metrics: GatewayMetrics;
   logger: Logger;
+  /** The chain's head (live/head.ts), which every request's trace is stamped with when it opens. */
+  head?: { height(): number | null };
 }
 
 /**
@@ -240,6 +273,9 @@ export function startPollTrace(source: string, poll: number): RequestTrace {
     cost: null,
     clientName: null,
     clientVersion: null,
+    chainHeight: null,
+    minChainHeight: 0,
+    reads: noReads(),
   };
 }
 

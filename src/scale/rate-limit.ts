@@ -4,7 +4,7 @@ import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { ScaleConfig } from '../config.js';
 import { GatewayError } from '../errors.js';
 import { type Budget, traceOf } from '../ops/request-trace.js';
-import type { RedisClient } from './redis.js';
+import { deploymentPrefix, type RedisClient } from './redis.js';
 
 /**
  * Per-client rate limits (contract.md §5): each client may spend RATE_LIMIT_POINTS of query cost
@@ -122,6 +122,17 @@ export function clientOf(context: unknown, identity: ClientIdentity): string {
   return clientAddress(req?.socket?.remoteAddress, forwardedFor, identity);
 }
 
+/**
+ * Where a deployment's counters live in Redis: `chain-gateway:rate-limit:v1:<key id>`, named after
+ * its secret by `deploymentPrefix` as every other key of it is, so that deployments with different
+ * secrets on one Redis never spend or reset each other's budgets. Unlike the caches' keys, not
+ * after the schema or the upstreams: a release that changes the schema keeps every client's window
+ * (its old and new pods count together through the rollout, not twice the budget). No trailing
+ * `:`, which rate-limiter-flexible adds before the client.
+ */
+export const counterPrefix = (secret: string): string =>
+  deploymentPrefix('chain-gateway:rate-limit:v1:', secret).slice(0, -1);
+
 /** A charge that went over: how long until the client's window ends. */
 export interface Refusal {
   retryAfterMs: number;
@@ -227,29 +238,33 @@ export class RateLimit {
   /** `RateLimit-Policy`, for the charges Redis counts. */
   private readonly policy: string;
 
+  /** The gateway's Redis connection (redis.ts), whose outages it logs; null: none. */
+  private readonly redis: RedisClient | null;
+
   /**
-   * `redis`: the gateway's Redis connection (redis.ts), whose outages it logs; the counters live
-   * there when it is given. Its commands fail at once while it is down and within REDIS_TIMEOUT_MS
-   * otherwise, and the in-process counters answer meanwhile.
+   * `shared`: the gateway's Redis connection, and the deployment's secret whose key id names the
+   * counters there (`counterPrefix`). Its commands fail at once while it is down and within
+   * REDIS_TIMEOUT_MS otherwise, and the in-process counters answer meanwhile.
    */
   constructor(
     private readonly settings: RateLimitSettings,
     private readonly events: RateLimitEvents,
-    private readonly redis: RedisClient | null = null,
+    shared: { client: RedisClient; secret: string } | null = null,
   ) {
     const points = settings.rateLimitPoints;
     this.policy = policyOf(points, settings.rateLimitWindowMs);
     this.local = new BoundedWindows(points, settings.rateLimitWindowMs);
-    this.shared = redis
+    this.redis = shared?.client ?? null;
+    this.shared = shared
       ? new RateLimiterRedis({
-          storeClient: redis,
+          storeClient: shared.client,
           points,
           // rate-limiter-flexible counts windows in whole seconds (Redis expiries are in seconds).
           duration: wholeSeconds(settings.rateLimitWindowMs),
-          // The counters of every instance and worker on this Redis; a new window layout, a new prefix.
-          // Each command touches one counter, so on a cluster a key needs no hash tag: hashed
-          // whole, the clients' counters spread over every shard.
-          keyPrefix: 'chain-gateway:rate-limit:v1',
+          // The counters of every instance and worker of the deployment; a new window layout, a
+          // new prefix. Each command touches one counter, so on a cluster a key needs no hash tag:
+          // hashed whole, the clients' counters spread over every shard.
+          keyPrefix: counterPrefix(shared.secret),
           rejectIfRedisNotReady: true,
         })
       : null;

@@ -163,8 +163,14 @@ builder.mutationField('updateBuybackRound', (t) =>
     description:
       'Changes a buyback round. Needs the caller’s bearer token; sent exactly once, never retried.',
     args: { input: t.arg({ type: UpdateBuybackRoundInput, required: true, description: 'What to change.' }) },
-    resolve: async (_root, { input }, ctx) => ({
-      round: await ctx.loaders.updateBuybackRound(input, ctx.callerToken as string),
-    }),
+    resolve: async (_root, { input }, ctx) => {
+      const round = await ctx.loaders.updateBuybackRound(input, ctx.callerToken as string);
+      // The height after which the change is visible: answers of the head's height may have been
+      // read (and kept, until the next block) before the write, so the next block's (docs/graph.md).
+      const trace = ctx.loaders.scope.trace;
+      const head = ctx.live.head.height();
+      if (trace) trace.chainHeight = head === null ? null : head + 1;
+      return { round };
+    },
   }),
 );

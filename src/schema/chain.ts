@@ -68,6 +68,7 @@ export const TransactionRef = builder.objectRef<Transaction>('Transaction').impl
       type: BlockRef,
       complexity: UPSTREAM_COST,
       cacheScope: 'public',
+      chainHistory: true,
       nullable: true,
       description:
         'The block holding the transaction; null when search cannot find it, or, with a coded error, when search fails.',
@@ -101,6 +102,7 @@ builder.queryFields((t) => ({
     type: BlockRef,
     complexity: UPSTREAM_COST,
     cacheScope: 'public',
+    chainHistory: true,
     nullable: true,
     description: `One block by height; null when the chain has no such block.${NULL_ON_FAILURE}`,
     args: {
@@ -116,6 +118,7 @@ builder.queryFields((t) => ({
     type: TransactionRef,
     complexity: UPSTREAM_COST,
     cacheScope: 'public',
+    chainHistory: true,
     nullable: true,
     description: `One transaction by hash; null when the chain has no such transaction.${NULL_ON_FAILURE}`,
     args: {

@@ -21,6 +21,10 @@
  * `--live` runs, instead, live updates under load (test/bench/live.ts) against their floor, bare
  * node:http (test/bench/sse-floor.ts): `--only A,B,C,D` (default), R; --subscribers, --blocks,
  * --block-ms, --poll-ms, --duration (D, default 180), --groups, --targets, --target (out: live.json).
+ *
+ * `--chain` runs, instead, public latest-state reads on a devnet making a block every --block-ms
+ * (6000), and reports the share answered without an upstream read and the upstream reads per
+ * minute (test/bench/chain.ts; --rate, --duration 60, --target; out: chain.json).
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -29,6 +33,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { generate } from '../../src/devnet/data.js';
 import { startRedis } from '../support/redis.js';
+import { chainOptions, formatChainTable, runChain } from './chain.js';
 import { formatLiveTable, liveOptions, runLive } from './live.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -752,7 +757,9 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1
       ? 'flood'
       : process.argv.includes('--live')
         ? 'live'
-        : 'latest';
+        : process.argv.includes('--chain')
+          ? 'chain'
+          : 'latest';
   const out = resolve(ROOT, cliOption('out', `test/bench/results/${mode}.json`));
   if (mode === 'flood' && !process.argv.includes('--duration')) options.durationSec = 120;
   const result =
@@ -762,17 +769,21 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1
         ? await runFlood(options, console.log, cliOption('target', 'dist'))
         : mode === 'live'
           ? await runLive(liveOptions())
-          : await runBenchmark(options);
+          : mode === 'chain'
+            ? await runChain(chainOptions())
+            : await runBenchmark(options);
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
   const table =
     'live' in result
       ? formatLiveTable(result)
-      : 'ratio' in result
-        ? `unique documents at ${result.ratio} of the repeated document's req/s; peak RSS ${result.peakRssMb} MB`
-        : 'peakRssMb' in result
-          ? formatTable(result)
-          : formatScaleTable(result);
+      : 'chain' in result
+        ? formatChainTable(result)
+        : 'ratio' in result
+          ? `unique documents at ${result.ratio} of the repeated document's req/s; peak RSS ${result.peakRssMb} MB`
+          : 'peakRssMb' in result
+            ? formatTable(result)
+            : formatScaleTable(result);
   console.log(`\n${table}\n\nfigures written to ${out}`);
   process.exit(0);
 }

@@ -1,8 +1,8 @@
 import { connect, type Socket } from 'node:net';
 
 /**
- * The load generator of `npm run bench -- --live`: SSE subscriptions, one connection each, read on
- * one core. Tens of thousands of streams each get a frame per block, and node:http's client (its
+ * The load generator of `npm run bench -- --live`: SSE subscriptions (graphql-ws ones: live-ws.ts),
+ * one connection each, read on one core. Tens of thousands of streams each get a frame per block, and node:http's client (its
  * parser, an IncomingMessage stream and a string decoder per stream) cost about 30 µs a frame:
  * at 10,000 streams the reader, not the target, made the latency. So each stream is a bare socket:
  * the request written by hand, the response's status line and headers read once, the chunked body
@@ -15,8 +15,9 @@ import { connect, type Socket } from 'node:net';
 /** Milliseconds on the machine clock, with sub-millisecond precision, comparable between processes. */
 export const now = () => performance.timeOrigin + performance.now();
 
+/** What the figures read of an open stream, whichever transport carries it. */
 export interface Stream {
-  /** `event: next` frames received. */
+  /** Events received (`event: next` frames, graphql-ws `next` messages). */
   frames: number;
   /** The highest height received (block streams). */
   lastHeight: number;
@@ -32,6 +33,10 @@ export interface Stream {
   /** The index of the body it was opened with. */
   group: number;
   socket: Socket;
+}
+
+/** An SSE stream: its HTTP response read by hand. */
+interface SseStream extends Stream {
   /** The response head until it is complete; then null. */
   head: string | null;
   chunked: boolean;
@@ -53,7 +58,8 @@ export interface Reader {
 
 const HEIGHT = /"height":(\d+)/g;
 
-function record(reader: Reader, stream: Stream, text: string, index: number, at: number): void {
+/** Records the block height of the event at `index` of `text` (the first `"height":` from there). */
+export function recordHeight(reader: Reader, stream: Stream, text: string, index: number, at: number): void {
   HEIGHT.lastIndex = index;
   const match = HEIGHT.exec(text);
   if (!match) return;
@@ -66,7 +72,7 @@ function record(reader: Reader, stream: Stream, text: string, index: number, at:
 }
 
 /** The complete SSE frames of a piece of the body (a frame may straddle reads: its start waits in `tail`). */
-function onText(reader: Reader, stream: Stream, chunk: string, at: number): void {
+function onText(reader: Reader, stream: SseStream, chunk: string, at: number): void {
   const text = stream.tail ? stream.tail + chunk : chunk;
   const end = text.lastIndexOf('\n\n');
   if (end === -1) {
@@ -78,7 +84,7 @@ function onText(reader: Reader, stream: Stream, chunk: string, at: number): void
   while (index !== -1 && index < end) {
     if (text.startsWith('event: next', index)) {
       stream.frames++;
-      if (reader.heights) record(reader, stream, text, index, at);
+      if (reader.heights) recordHeight(reader, stream, text, index, at);
       if (stream.keep) {
         const data = text.indexOf('data: ', index) + 6;
         stream.last = text.slice(data, text.indexOf('\n', data));
@@ -89,7 +95,7 @@ function onText(reader: Reader, stream: Stream, chunk: string, at: number): void
 }
 
 /** Undoes the chunked transfer coding of one read, from `start`, and reads the SSE text in it. */
-function onBody(reader: Reader, stream: Stream, buf: Buffer, start: number, at: number): void {
+function onBody(reader: Reader, stream: SseStream, buf: Buffer, start: number, at: number): void {
   // Streams whose sample is kept decode UTF-8 (the floor writes the same bytes); the others Latin-1.
   const encoding = stream.keep ? 'utf8' : 'latin1';
   if (!stream.chunked) {
@@ -140,7 +146,7 @@ function openStream(
 ): Promise<Stream | string> {
   return new Promise((resolve) => {
     const socket = connect({ host: url.hostname, port: Number(url.port), localAddress, noDelay: true });
-    const stream: Stream = {
+    const stream: SseStream = {
       frames: 0,
       lastHeight: 0,
       disorder: 0,
@@ -194,24 +200,21 @@ export interface Opened {
   firstRefusal?: string;
 }
 
+/** Opens one stream with `body` from `from`: the stream, or why it was refused. */
+export type OpenOne = (body: string, from: string, group: number, keep: boolean) => Promise<Stream | string>;
+
 /**
  * Opens `count` streams, stream i with `bodies[i % bodies.length]`, in batches of 500 so that the
  * target's accept queue is not what is measured; the first stream of each body keeps its last frame.
  */
-export async function openMany(
-  reader: Reader,
-  url: string,
-  count: number,
-  bodies: string[],
-): Promise<Opened> {
-  const target = new URL(url);
+export async function openInBatches(count: number, bodies: string[], open: OpenOne): Promise<Opened> {
   const opened: Opened = { streams: [], refused: 0 };
   for (let i = 0; i < count; i += 500) {
     const batch = Array.from({ length: Math.min(500, count - i) }, (_, j) => {
       const n = i + j;
       const group = n % bodies.length;
       const from = SOURCE_ADDRESSES[n % SOURCE_ADDRESSES.length] as string;
-      return openStream(reader, target, bodies[group] as string, from, group, n < bodies.length);
+      return open(bodies[group] as string, from, group, n < bodies.length);
     });
     for (const result of await Promise.all(batch)) {
       if (typeof result === 'string') {
@@ -221,6 +224,14 @@ export async function openMany(
     }
   }
   return opened;
+}
+
+/** `count` SSE subscriptions (openInBatches). */
+export function openMany(reader: Reader, url: string, count: number, bodies: string[]): Promise<Opened> {
+  const target = new URL(url);
+  return openInBatches(count, bodies, (body, from, group, keep) =>
+    openStream(reader, target, body, from, group, keep),
+  );
 }
 
 export function closeAll(streams: Stream[]): void {

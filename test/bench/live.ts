@@ -1,10 +1,12 @@
 import { type ChildProcess, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { performance as perfHooks } from 'node:perf_hooks';
 import { generate } from '../../src/devnet/data.js';
 import { startRedis } from '../support/redis.js';
 import { cliOption, cpuSeconds, prepare, START_FLAGS, startProcess, startTarget, stopAll } from './bench.js';
 import { closeAll, now, openMany, type Reader, type Stream } from './live-load.js';
+import { openManyWs } from './live-ws.js';
 
 /**
  * `npm run bench -- --live`: live updates under load, the gateway beside its floor. The floor
@@ -39,8 +41,10 @@ import { closeAll, now, openMany, type Reader, type Stream } from './live-load.j
  *
  * --subscribers overrides every scenario's count, --blocks every scenario's events but D's,
  * --block-ms every scenario's cadence (1,000; D 300); --poll-ms sets LIVE_POLL_MS (200); --targets
- * gateway,floor; --target DIR (the gateway's build; only `dist` is built). The targets inherit this
- * shell's `ulimit -n`; C needs about 19,000.
+ * gateway,floor; --target DIR (the gateway's build; only `dist` is built); --transports sse,ws: the
+ * gateway's streams over SSE, over graphql-ws (live-ws.ts: one subscription per socket, as a
+ * browser tab holds it), or both, each on a gateway of its own, the same figures side by side (the
+ * floor writes SSE; R is SSE only). The targets inherit this shell's `ulimit -n`; C needs about 19,000.
  */
 
 export interface LiveOptions {
@@ -53,7 +57,11 @@ export interface LiveOptions {
   groups: number;
   targets: ('gateway' | 'floor')[];
   target: string;
+  /** How the gateway's streams are opened: SSE, graphql-ws, or both (each its own run). */
+  transports: Transport[];
 }
+
+export type Transport = 'sse' | 'ws';
 
 /** The live benchmark's options from the command line. */
 export function liveOptions(): LiveOptions {
@@ -69,7 +77,17 @@ export function liveOptions(): LiveOptions {
     groups: number('groups') ?? 100,
     targets: cliOption('targets', 'gateway,floor').split(',') as LiveOptions['targets'],
     target: cliOption('target', 'dist'),
+    transports: transportsOption(cliOption('transports', 'sse')),
   };
+}
+
+/** `--transports`: sse, ws or both, in the order given; anything else stops the run. */
+export function transportsOption(value: string): Transport[] {
+  const transports = value.split(',').map((t) => t.trim());
+  const unknown = transports.filter((t) => t !== 'sse' && t !== 'ws');
+  if (unknown.length > 0 || transports.length === 0)
+    throw new Error(`--transports takes sse, ws or sse,ws; got ${value}`);
+  return [...new Set(transports)] as Transport[];
 }
 
 const BLOCK_QUERY = 'subscription Bench { blockAdded { height hash proposer } }';
@@ -130,6 +148,10 @@ async function until(
   return check();
 }
 
+/** A target as the log names it: the floor, or the gateway with its transport. */
+const label = (target: { kind: string; transport: Transport }) =>
+  target.kind === 'gateway' && target.transport === 'ws' ? 'gateway (graphql-ws)' : target.kind;
+
 const status = (pid: number, field: string) =>
   Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
 const openFileLimit = (pid: number) =>
@@ -147,6 +169,18 @@ function metric(text: string, name: string, labels: Record<string, string> = {})
   return 0;
 }
 const scrape = async (url: string) => (await fetch(new URL('/metrics', url))).text();
+
+/** A port free on 127.0.0.1 now (the target binds it a moment later). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
 const delta = (after: number | null, before: number | null) =>
   after === null ? null : after - (before ?? 0);
 
@@ -165,9 +199,13 @@ function percentiles(samples: number[]): Percentiles {
 
 interface Target {
   kind: 'gateway' | 'floor';
+  /** How its streams are opened (the floor's: SSE). */
+  transport: Transport;
   child: ChildProcess;
   pid: number;
   url: string;
+  /** Where its `/metrics` is read: the gateway's METRICS_PORT (production's own port), else `url`. */
+  metricsUrl: string;
   openFiles: number;
   /** The last lines the process wrote to stderr (why it died, when it did). */
   stderr: string[];
@@ -213,18 +251,24 @@ async function startGateway(
   bench: Bench,
   subscribers: number,
   env: Record<string, string> = {},
+  transport: Transport = 'sse',
 ): Promise<Target> {
+  // Production serves /metrics on a port of its own (METRICS_PORT), one the runner must know.
+  const metricsPort = await freePort();
   const started = await startTarget(bench.options.target, bench.urls, {
     ...gatewayEnv(subscribers, bench.options.pollMs),
+    METRICS_PORT: String(metricsPort),
     ...env,
   });
   const pid = started.child.pid as number;
   const stderr = stderrTail(started.child);
   return {
     kind: 'gateway',
+    transport,
     child: started.child,
     pid,
     url: started.url,
+    metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
     openFiles: openFileLimit(pid),
     stderr,
   };
@@ -239,14 +283,24 @@ async function startFloor(): Promise<Target> {
   const pid = started.child.pid as number;
   const url = /listening on (\S+)/.exec(output)?.[1] as string;
   const stderr = stderrTail(started.child);
-  return { kind: 'floor', child: started.child, pid, url, openFiles: openFileLimit(pid), stderr };
+  return {
+    kind: 'floor',
+    transport: 'sse',
+    child: started.child,
+    pid,
+    url,
+    metricsUrl: url,
+    openFiles: openFileLimit(pid),
+    stderr,
+  };
 }
 
 /** Waits for the gateway's first good poll of `source` (the head found), up to 30 s. */
 async function firstPoll(target: Target, source: string): Promise<void> {
   if (target.kind !== 'gateway') return;
   await until(
-    async () => (metric(await scrape(target.url), 'live_polls_total', { source, result: 'ok' }) ?? 0) >= 1,
+    async () =>
+      (metric(await scrape(target.metricsUrl), 'live_polls_total', { source, result: 'ok' }) ?? 0) >= 1,
     30_000,
     100,
   );
@@ -290,7 +344,7 @@ async function openPhase(
   const files = Math.min(target.openFiles, openFileLimit(process.pid));
   if (files < count + 100) bench.log(`  open-file limit ${files} for ${count} streams: raise it (ulimit -n)`);
   const rssKbBefore = status(target.pid, 'VmRSS');
-  const opened = await openMany(reader, target.url, count, bodies);
+  const opened = await (target.transport === 'ws' ? openManyWs : openMany)(reader, target.url, count, bodies);
   target.streams = opened.streams;
   alive(target);
   if (opened.refused > 0) bench.log(`  ${opened.refused} streams refused, first: ${opened.firstRefusal}`);
@@ -300,7 +354,7 @@ async function openPhase(
   const idleBefore = cpuSeconds(target.pid);
   await sleep(3_000);
   const idleCpuMsPerSec = Math.round(((cpuSeconds(target.pid) - idleBefore) * 1000) / 3);
-  const text = target.kind === 'gateway' ? await scrape(target.url) : '';
+  const text = target.kind === 'gateway' ? await scrape(target.metricsUrl) : '';
   const common = {
     streams: opened.streams.length,
     refused: opened.refused,
@@ -314,7 +368,7 @@ async function openPhase(
     groups: target.kind === 'gateway' ? metric(text, 'graphql_subscription_groups') || null : null,
   };
   bench.log(
-    `  ${target.kind}: ${common.streams} streams open, RSS ${common.rssMbBefore} → ${common.rssMbWithStreams} MB ` +
+    `  ${label(target)}: ${common.streams} streams open, RSS ${common.rssMbBefore} → ${common.rssMbWithStreams} MB ` +
       `(${common.rssKbPerStream} KB per stream), idle CPU ${idleCpuMsPerSec} ms/s, groups ${common.groups ?? 'n/a'}`,
   );
   return { streams: opened.streams, common, metricsBefore: text };
@@ -453,7 +507,7 @@ async function blockRun(
   }, run.drainMs);
   const drainMs = drained ? Math.round(now() - stoppedAt) : null;
   const cpu = window();
-  const metricsAfter = target.kind === 'gateway' ? await scrape(target.url) : '';
+  const metricsAfter = target.kind === 'gateway' ? await scrape(target.metricsUrl) : '';
   const peakRssMb = Math.round(status(target.pid, 'VmHWM') / 1024);
   const sample = sampledFrame(streams);
   closeAll(streams);
@@ -507,7 +561,7 @@ async function blockRun(
     floorWriteMs: writing.length > 0 ? percentiles(writing) : null,
   };
   bench.log(
-    `  ${target.kind}: ${figures.delivered}/${figures.expected} delivered, ${figures.cpuUsPerDeliveredEvent} µs CPU per delivered event, ` +
+    `  ${label(target)}: ${figures.delivered}/${figures.expected} delivered, ${figures.cpuUsPerDeliveredEvent} µs CPU per delivered event, ` +
       `latency p50 ${figures.latencyMs.p50} p99 ${figures.latencyMs.p99} max ${figures.latencyMs.max} ms, ` +
       `lag p99 ${figures.lagMs.p99} max ${figures.lagMs.max} ms, undelivered at the end ${undeliveredAtEnd}, ` +
       `drained in ${drainMs ?? 'never'} ms, executions per block ${figures.executionsPerBlock ?? 'n/a'}, ` +
@@ -630,7 +684,7 @@ async function validatorRun(
   );
   snapshot();
   const cpu = window();
-  const metricsAfter = target.kind === 'gateway' ? await scrape(target.url) : '';
+  const metricsAfter = target.kind === 'gateway' ? await scrape(target.metricsUrl) : '';
   const peakRssMb = Math.round(status(target.pid, 'VmHWM') / 1024);
   const sampled = streams.filter((s) => s.keep).map((s) => s.last ?? '');
   const perGroup = groupFrames(streams, bodies);
@@ -666,7 +720,7 @@ async function validatorRun(
     unevenGroups: perGroup.min.filter((n, g) => n !== perGroup.max[g]).length,
   };
   bench.log(
-    `  ${target.kind}: ${delivered} frames delivered over ${groupEvents} group events` +
+    `  ${label(target)}: ${delivered} frames delivered over ${groupEvents} group events` +
       `${target.kind === 'gateway' ? ` (${eventsFound ?? 'n/a'} validator events found, ${executions ?? 'n/a'} executions)` : ''}, ` +
       `${figures.cpuUsPerDeliveredEvent} µs CPU per delivered event, ${figures.unevenGroups} groups uneven, ` +
       `load generator busy ${Math.round(cpu.loadGeneratorBusy * 100)} %`,
@@ -682,13 +736,26 @@ export interface LiveScenarioResult {
   events: number;
   eventEveryMs: number;
   pollMs: number;
+  /** The gateway's figures over SSE (`--transports` with sse). */
   gateway?: BlockFigures | ValidatorFigures;
+  /** The same over graphql-ws (`--transports` with ws). */
+  gatewayWs?: BlockFigures | ValidatorFigures;
   floor?: BlockFigures | ValidatorFigures;
   /** Why a target has no figures (it exited during the run). */
-  failed?: { gateway?: string; floor?: string };
-  /** Gateway / floor. */
-  ratio: { rssKbPerStream?: number; cpuUsPerDeliveredEvent?: number; latencyP99?: number };
+  failed?: { gateway?: string; gatewayWs?: string; floor?: string };
+  /** Gateway (SSE) / floor. */
+  ratio: Ratios;
+  /** Gateway over graphql-ws / over SSE. */
+  wsOverSse?: Ratios;
 }
+
+interface Ratios {
+  rssKbPerStream?: number;
+  cpuUsPerDeliveredEvent?: number;
+  latencyP99?: number;
+}
+
+type Figures = BlockFigures | ValidatorFigures;
 
 export interface RedisFigures {
   subscribers: number;
@@ -714,39 +781,50 @@ export interface LiveResult {
 const ratio = (a: number | undefined, b: number | undefined) =>
   a === undefined || b === undefined || b === 0 ? undefined : Number((a / b).toFixed(2));
 
+/** The three headline figures of `a` over `b`'s. */
+const ratios = (a: Figures | undefined, b: Figures | undefined): Ratios => ({
+  rssKbPerStream: ratio(a?.rssKbPerStream, b?.rssKbPerStream),
+  cpuUsPerDeliveredEvent: ratio(a?.cpuUsPerDeliveredEvent, b?.cpuUsPerDeliveredEvent),
+  latencyP99:
+    a && b && 'latencyMs' in a && 'latencyMs' in b ? ratio(a.latencyMs.p99, b.latencyMs.p99) : undefined,
+});
+
+/** The runs of a scenario in order: the gateway once per transport (SSE first), then the floor. */
+function runsOf(options: LiveOptions): { kind: Target['kind']; transport: Transport }[] {
+  const gateway = (['sse', 'ws'] as const).filter((t) => options.transports.includes(t));
+  return options.targets.flatMap((kind): { kind: Target['kind']; transport: Transport }[] =>
+    kind === 'gateway' ? gateway.map((transport) => ({ kind, transport })) : [{ kind, transport: 'sse' }],
+  );
+}
+
 /** Runs one scenario's targets in turn (the gateway first: the floor writes the frames it sampled). */
 async function scenario(
   bench: Bench,
   spec: Spec,
-  run: (target: Target) => Promise<BlockFigures | ValidatorFigures>,
+  run: (target: Target) => Promise<Figures>,
 ): Promise<LiveScenarioResult> {
   bench.log(
     `${spec.id} ${spec.title}: ${spec.subscribers} subscribers, ${spec.events} events, one every ${spec.eventEveryMs} ms`,
   );
   const result: LiveScenarioResult = { ...spec, ratio: {} };
-  for (const kind of bench.options.targets) {
-    const target = kind === 'gateway' ? await startGateway(bench, spec.subscribers) : await startFloor();
+  for (const { kind, transport } of runsOf(bench.options)) {
+    const key = kind === 'gateway' && transport === 'ws' ? 'gatewayWs' : kind;
+    const target =
+      kind === 'gateway' ? await startGateway(bench, spec.subscribers, {}, transport) : await startFloor();
     try {
-      result[kind] = await run(target);
+      result[key] = await run(target);
     } catch (error) {
       // A target that dies (a gateway out of heap) is a result: the run goes on with the next.
       const message = (error as Error).message;
-      bench.log(`  ${kind} failed: ${message}`);
-      result.failed = { ...result.failed, [kind]: message };
+      bench.log(`  ${label(target)} failed: ${message}`);
+      result.failed = { ...result.failed, [key]: message };
     } finally {
       closeAll(target.streams ?? []);
       await stopAll([target.child]);
     }
   }
-  const { gateway, floor } = result;
-  result.ratio = {
-    rssKbPerStream: ratio(gateway?.rssKbPerStream, floor?.rssKbPerStream),
-    cpuUsPerDeliveredEvent: ratio(gateway?.cpuUsPerDeliveredEvent, floor?.cpuUsPerDeliveredEvent),
-    latencyP99:
-      gateway && floor && 'latencyMs' in gateway && 'latencyMs' in floor
-        ? ratio(gateway.latencyMs.p99, floor.latencyMs.p99)
-        : undefined,
-  };
+  result.ratio = ratios(result.gateway, result.floor);
+  if (result.gatewayWs) result.wsOverSse = ratios(result.gatewayWs, result.gateway);
   return result;
 }
 
@@ -755,9 +833,11 @@ type Spec = Omit<LiveScenarioResult, 'gateway' | 'floor' | 'ratio' | 'failed'>;
 /** A block scenario (A, C, D): the floor writes frames of the bytes the gateway wrote in the same run. */
 function blockScenario(bench: Bench, spec: Spec, run: BlockRun): Promise<LiveScenarioResult> {
   let frame = SYNTHETIC_BLOCK;
+  let sampled = false;
   return scenario(bench, spec, async (target) => {
     const { figures, sample } = await blockRun(bench, target, run, frame);
-    if (target.kind === 'gateway' && sample) frame = sample;
+    // The first gateway run's bytes (either transport writes the same payload).
+    if (target.kind === 'gateway' && sample && !sampled) [frame, sampled] = [sample, true];
     return figures;
   });
 }
@@ -768,7 +848,8 @@ function validatorScenario(bench: Bench, spec: Spec, run: BlockRun & { bodies: s
   let frames: string[] = [];
   return scenario(bench, spec, async (target) => {
     const done = await validatorRun(bench, target, run, replay, frames);
-    if (target.kind === 'gateway') [replay, frames] = [done.replay, done.frames];
+    // The floor replays the first gateway run's group events.
+    if (target.kind === 'gateway' && replay.length === 0) [replay, frames] = [done.replay, done.frames];
     return done.figures;
   });
 }
@@ -919,94 +1000,80 @@ export async function runLive(
 const cell = (value: number | null | undefined, unit = '') =>
   value === null || value === undefined ? 'n/a' : `${value}${unit}`;
 
-/** The printed table: per scenario, one row per figure, gateway, floor and their ratio. */
-export function formatLiveTable(result: LiveResult): string {
+type AllFigures = BlockFigures & ValidatorFigures;
+
+/** One scenario's rows: one per figure, each target's value and the headline figures' ratios. */
+function scenarioRows(s: LiveScenarioResult, ws: boolean): string[] {
   const rows: string[] = [];
-  const row = (id: string, name: string, g: string, f: string, r = '') =>
-    rows.push([id, name, g, f, r].join(' | '));
-  for (const s of result.live) {
-    const g = s.gateway as (BlockFigures & ValidatorFigures) | undefined;
-    const f = s.floor as (BlockFigures & ValidatorFigures) | undefined;
-    const both = (pick: (x: BlockFigures & ValidatorFigures) => string) =>
-      [g ? pick(g) : '–', f ? pick(f) : '–'] as const;
-    if (s.failed) row(s.id, `${s.title}: FAILED`, s.failed.gateway ?? '', s.failed.floor ?? '');
-    row(s.id, `${s.title}: streams open (refused)`, ...both((x) => `${x.streams} (${x.refused})`));
-    row(s.id, 'RSS before / with streams (MB)', ...both((x) => `${x.rssMbBefore} / ${x.rssMbWithStreams}`));
+  const [g, f, w] = [s.gateway, s.floor, s.gatewayWs] as (AllFigures | undefined)[];
+  const row = (name: string, pick: (x: AllFigures) => string, key?: keyof Ratios) => {
+    const line = [s.id, name, g ? pick(g) : '–', f ? pick(f) : '–', key ? cell(s.ratio[key]) : ''];
+    if (ws) line.push(w ? pick(w) : '–', key ? cell(s.wsOverSse?.[key]) : '');
+    rows.push(line.join(' | '));
+  };
+  if (s.failed) {
+    const line = [s.id, `${s.title}: FAILED`, s.failed.gateway ?? '', s.failed.floor ?? '', ''];
+    rows.push([...line, ...(ws ? [s.failed.gatewayWs ?? '', ''] : [])].join(' | '));
+  }
+  row(`${s.title}: streams open (refused)`, (x) => `${x.streams} (${x.refused})`);
+  row('RSS before / with streams (MB)', (x) => `${x.rssMbBefore} / ${x.rssMbWithStreams}`);
+  row('RSS per open stream (KB)', (x) => `${x.rssKbPerStream}`, 'rssKbPerStream');
+  row('CPU per delivered event (µs)', (x) => `${x.cpuUsPerDeliveredEvent}`, 'cpuUsPerDeliveredEvent');
+  row('the same net of idle CPU (µs)', (x) => `${x.cpuUsPerDeliveredEventNetOfIdle}`);
+  row('idle CPU with the streams open (ms/s)', (x) => `${x.idleCpuMsPerSec}`);
+  row('delivered / expected', (x) => `${x.delivered} / ${x.expected}`);
+  const any = g ?? w ?? f;
+  if (any && 'latencyMs' in any && any.latencyMs) {
     row(
-      s.id,
-      'RSS per open stream (KB)',
-      ...both((x) => `${x.rssKbPerStream}`),
-      cell(s.ratio.rssKbPerStream),
+      'latency p50 / p99 / max (ms), poll answer or tick → receipt',
+      (x) => `${x.latencyMs.p50} / ${x.latencyMs.p99} / ${x.latencyMs.max}`,
+      'latencyP99',
     );
     row(
-      s.id,
-      'CPU per delivered event (µs)',
-      ...both((x) => `${x.cpuUsPerDeliveredEvent}`),
-      cell(s.ratio.cpuUsPerDeliveredEvent),
+      'lag p50 / p99 / max (ms), block made or tick → receipt',
+      (x) => `${x.lagMs.p50} / ${x.lagMs.p99} / ${x.lagMs.max}`,
     );
-    row(s.id, 'the same net of idle CPU (µs)', ...both((x) => `${x.cpuUsPerDeliveredEventNetOfIdle}`));
-    row(s.id, 'idle CPU with the streams open (ms/s)', ...both((x) => `${x.idleCpuMsPerSec}`));
-    row(s.id, 'delivered / expected', ...both((x) => `${x.delivered} / ${x.expected}`));
-    const any = g ?? f;
-    if (any && 'latencyMs' in any && any.latencyMs) {
-      row(
-        s.id,
-        'latency p50 / p99 / max (ms), poll answer or tick → receipt',
-        ...both((x) => `${x.latencyMs.p50} / ${x.latencyMs.p99} / ${x.latencyMs.max}`),
-        cell(s.ratio.latencyP99),
-      );
-      row(
-        s.id,
-        'lag p50 / p99 / max (ms), block made or tick → receipt',
-        ...both((x) => `${x.lagMs.p50} / ${x.lagMs.p99} / ${x.lagMs.max}`),
-      );
-      row(
-        s.id,
-        'blocks undelivered when the chain stopped; drain (ms)',
-        ...both((x) => `${x.undeliveredAtEnd}; ${cell(x.drainMs)}`),
-      );
-      row(
-        s.id,
-        'streams missing a block; repeats or out of order',
-        ...both((x) => `${x.streamsMissingBlocks}; ${x.disorder}`),
-      );
-      row(
-        s.id,
-        'executions per block; groups',
-        ...both((x) => `${cell(x.executionsPerBlock)}; ${cell(x.groups)}`),
-      );
-      row(s.id, 'polls (errors)', ...both((x) => `${cell(x.polls)} (${cell(x.pollErrors)})`));
-      const within = g?.gatewayDeliveryWithin500Ms;
-      row(
-        s.id,
-        "the gateway's live_delivery_seconds within 0.5 s",
-        cell(within == null ? null : Math.round(within * 1000) / 10, ' %'),
-        'n/a',
-      );
-    } else {
-      row(
-        s.id,
-        'group events; executions; validator events found; groups',
-        ...both((x) => `${x.groupEvents}; ${cell(x.executions)}; ${cell(x.eventsFound)}; ${cell(x.groups)}`),
-      );
-      row(
-        s.id,
-        'executions per group event; groups uneven',
-        ...both((x) => `${cell(x.executionsPerGroupEvent)}; ${x.unevenGroups}`),
-      );
-    }
     row(
-      s.id,
-      'load generator busy (event loop)',
-      ...both((x) => `${Math.round(x.loadGeneratorBusy * 100)} %`),
+      'blocks undelivered when the chain stopped; drain (ms)',
+      (x) => `${x.undeliveredAtEnd}; ${cell(x.drainMs)}`,
+    );
+    row(
+      'streams missing a block; repeats or out of order',
+      (x) => `${x.streamsMissingBlocks}; ${x.disorder}`,
+    );
+    row('executions per block; groups', (x) => `${cell(x.executionsPerBlock)}; ${cell(x.groups)}`);
+    row('polls (errors)', (x) => `${cell(x.polls)} (${cell(x.pollErrors)})`);
+    row("the gateway's live_delivery_seconds within 0.5 s", (x) => {
+      const within = x.gatewayDeliveryWithin500Ms;
+      return cell(within == null ? null : Math.round(within * 1000) / 10, ' %');
+    });
+  } else {
+    row(
+      'group events; executions; validator events found; groups',
+      (x) => `${x.groupEvents}; ${cell(x.executions)}; ${cell(x.eventsFound)}; ${cell(x.groups)}`,
+    );
+    row(
+      'executions per group event; groups uneven',
+      (x) => `${cell(x.executionsPerGroupEvent)}; ${x.unevenGroups}`,
     );
   }
+  row('load generator busy (event loop)', (x) => `${Math.round(x.loadGeneratorBusy * 100)} %`);
+  return rows;
+}
+
+/**
+ * The printed table: per scenario, one row per figure, the gateway (over SSE), the floor and their
+ * ratio; with `--transports` naming ws, the gateway over graphql-ws and its ratio to SSE beside them.
+ */
+export function formatLiveTable(result: LiveResult): string {
+  const ws = result.options.transports?.includes('ws') ?? false;
+  const rows = result.live.flatMap((s) => scenarioRows(s, ws));
   const redis = result.redis
     ? `\nRedis (R): ${result.redis.subscribers} subscribers over two gateways, ${result.redis.searchRequestsPerPoll} search requests per poll interval, receipts per block ${result.redis.receiptsPerBlock.join(', ')}, repeats ${result.redis.repeats}`
     : '';
   return [
-    'scenario | figure | gateway | floor | gateway / floor',
-    '---|---|---|---|---',
+    `scenario | figure | gateway | floor | gateway / floor${ws ? ' | gateway (graphql-ws) | graphql-ws / SSE' : ''}`,
+    `---|---|---|---|---${ws ? '|---|---' : ''}`,
     ...rows,
     '',
     `LIVE_POLL_MS=${result.options.pollMs}; ${result.pinned ? 'targets on core 0, devnet and load generator on core 1' : 'not pinned (no taskset)'}; ` +

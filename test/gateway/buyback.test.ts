@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { UpdateBuybackRoundDocument } from '../../operations/generated/graphql.js';
-import { idOf, useGatewayOnDevnet } from './helpers.js';
+import { fetchGateway, idOf, useGatewayOnDevnet } from './helpers.js';
 
 const env = useGatewayOnDevnet();
 
@@ -111,7 +111,7 @@ describe('updateBuybackRound', () => {
     const query = encodeURIComponent(
       'mutation { updateBuybackRound(input: { roundId: "round-006" }) { round { roundId } } }',
     );
-    const res = await env.gateway.yoga.fetch(`http://gateway.test/graphql?query=${query}`, {
+    const res = await fetchGateway(env.gateway, `/graphql?query=${query}`, {
       headers: {
         authorization: `Bearer ${env.devnet.token}`,
         accept: 'application/json',

@@ -12,6 +12,7 @@ import { createGateway, type Gateway, type GatewayOptions } from '../../src/gate
 import { createGatewayServer, type GatewayServerSettings } from '../../src/http/node-server.js';
 import { decodeAddress } from '../../src/lib/address.js';
 import { encodeGlobalID } from '../../src/schema/ids.js';
+import { type Listening, type Recorder, SocketPath } from '../support/production-path.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
 
 export interface GraphQLResponse<T = any> {
@@ -24,6 +25,40 @@ export interface RequestOptions {
   variables?: Record<string, unknown>;
   token?: string;
   headers?: Record<string, string>;
+  /**
+   * Over a socket (the 'spec, over a socket' project), send it without a warm-up: the document's
+   * first request to its gateway, for a test of what a cold gateway's caches do.
+   */
+  cold?: boolean;
+}
+
+/** Whether this project sends the helpers' requests over a socket (vitest.config.ts). */
+const overSocket = () => inject('overSocket') === true;
+
+/** This file's listeners, warm-ups and records, in the socket project; closed after its tests. */
+const socketPath = new SocketPath((gateway) => listen(gateway));
+afterAll(() => socketPath.close());
+
+/**
+ * An upstream of a test's own whose records the test reads: the socket project's warm-ups take
+ * their calls out of them, as they do out of the devnet's.
+ */
+export const hideWarmUpsFrom = (recorder: Recorder) => socketPath.keepsRecords(recorder);
+
+/**
+ * A GET, a health check or any other request to a gateway: through `yoga.fetch`, or over a socket to
+ * the gateway's listener in the socket project. `path` is the part after the origin.
+ */
+export async function fetchGateway(
+  gateway: Gateway,
+  path: string,
+  init: RequestInit = {},
+): Promise<Response> {
+  if (overSocket()) return socketPath.fetch(gateway, path, init);
+  return await gateway.yoga.fetch(
+    `http://gateway.test${path}`,
+    init as Parameters<Gateway['yoga']['fetch']>[1],
+  );
 }
 
 /**
@@ -44,7 +79,11 @@ export async function readAnswer(res: Response): Promise<any> {
   return parseAnswer(await res.text());
 }
 
-/** Runs one GraphQL request through `yoga.fetch` (no socket between test and gateway). */
+/**
+ * Runs one GraphQL request through `yoga.fetch` (no socket between test and gateway), or, in the
+ * socket project, over a socket to the gateway's listener, warmed so that it runs the prepared
+ * request when its operation can have one (test/support/production-path.ts).
+ */
 export async function graphql<T = any>(
   gateway: Gateway,
   query: string | TypedDocumentNode<T, any>,
@@ -56,14 +95,17 @@ export async function graphql<T = any>(
     ...options.headers,
   };
   if (options.token) headers.authorization = `Bearer ${options.token}`;
-  const res = await gateway.yoga.fetch('http://gateway.test/graphql', {
+  const document = typeof query === 'string' ? query : print(query);
+  const init = {
     method: 'POST',
     headers,
-    body: JSON.stringify({
-      query: typeof query === 'string' ? query : print(query),
-      variables: options.variables,
-    }),
-  });
+    body: JSON.stringify({ query: document, variables: options.variables }),
+  };
+  if (overSocket()) {
+    const { status, text } = await socketPath.post(gateway, document, init, options.cold);
+    return { status, ...parseAnswer(text) };
+  }
+  const res = await gateway.yoga.fetch('http://gateway.test/graphql', init);
   return { status: res.status, ...(await readAnswer(res)) };
 }
 
@@ -77,11 +119,16 @@ export function testSettings(overrides: Partial<GatewayOptions> = {}): Omit<Gate
   const config = loadConfig({});
   // The production-caches project also keeps every document and compiles every query on its first
   // use, so that the domain suite runs once on graphql-jit's plans; the other projects run it on the
-  // interpreting executor.
+  // interpreting executor. The socket project prepares them from their first use too (one warm-up
+  // makes a document's next request a prepared one), with no cache shared between requests.
+  const onFirstUse = { documents: { ...config.documents, keepAfter: 1, compileAfter: 1 } };
   const caches = inject('productionCaches')
-    ? { documents: { ...config.documents, keepAfter: 1, compileAfter: 1 } }
-    : { validatorCacheTtlMs: 0, responseCacheTtlMs: 0 };
-  return { ...config, ...caches, scale: { ...config.scale, rateLimitPoints: 0 }, ...overrides };
+    ? onFirstUse
+    : { validatorCacheTtlMs: 0, responseCacheTtlMs: 0, ...(overSocket() ? onFirstUse : {}) };
+  // No block poller started by a latest answer (CHAIN_HEAD_HOLD_MS=0): its reads would be in every
+  // count of upstream calls; chain-height.test.ts runs with the default.
+  const live = { ...config.live, headHoldMs: 0 };
+  return { ...config, ...caches, live, scale: { ...config.scale, rateLimitPoints: 0 }, ...overrides };
 }
 
 /**
@@ -90,6 +137,7 @@ export function testSettings(overrides: Partial<GatewayOptions> = {}): Omit<Gate
  */
 export const liveTestSettings = () => ({
   ...loadConfig({}).live,
+  headHoldMs: 0,
   pollMs: 20,
   leaseMs: 1_000,
   catchUp: 50,
@@ -104,6 +152,8 @@ declare module 'vitest' {
     devnet: DevnetVariant;
     /** Whether gateways run with the production cache defaults (response and validator caches on). */
     productionCaches: boolean;
+    /** Whether the helpers send requests over a socket to the gateway's listener, warmed (support/production-path.ts). */
+    overSocket: boolean;
   }
 }
 
@@ -121,11 +171,15 @@ export function useGatewayOnDevnet(
 ) {
   let devnet: Devnet | undefined;
   let gateway: Gateway | undefined;
-  let http: Awaited<ReturnType<typeof listen>> | undefined;
+  let http: Listening | undefined;
   const fresh: Gateway[] = [];
+  const serverSettings = () => ({ ...loadConfig({}), limits: testSettings(options.gateway).limits });
   beforeAll(async () => {
     devnet = await startDevnet(devnetOptions({ record: true, ...options.devnet }));
     gateway = createGateway({ ...testSettings(options.gateway), upstreamUrls: devnet.urls });
+    socketPath.keepsRecords(devnet);
+    // Over a socket, the file's gateway is served with its own body cap (as `serveOverHttp` serves it).
+    if (overSocket()) socketPath.adopt(gateway, listen(gateway, undefined, serverSettings()));
   });
   afterAll(async () => {
     await Promise.all([gateway, ...fresh].map((g) => g?.close()));
@@ -165,11 +219,13 @@ export function useGatewayOnDevnet(
     serveOverHttp() {
       beforeAll(async () => {
         // The server's body cap is the gateway's (intake refuses a longer body before it is read).
-        const { limits } = testSettings(options.gateway);
-        http = await listen(env.gateway, undefined, { ...loadConfig({}), limits });
+        // Over a socket, the listener the helpers send to (closed with the others).
+        http = overSocket()
+          ? await socketPath.listening(env.gateway)
+          : await listen(env.gateway, undefined, serverSettings());
       });
       afterAll(async () => {
-        await http?.close();
+        if (!overSocket()) await http?.close();
       });
     },
   };

@@ -12,8 +12,8 @@ import type {
 import { loadConfig } from '../../src/config.js';
 import { startDevnet } from '../../src/devnet/index.js';
 import { schema } from '../../src/schema/index.js';
-import { serveGateway } from './helpers.js';
 import { subscribe } from '../support/sse.js';
+import { serveGateway } from './helpers.js';
 
 /**
  * A newcomer's first hour, from a fresh clone (issue 48): the typed client a frontend copies,

@@ -2,7 +2,7 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { createGateway } from '../../src/gateway.js';
-import { bytesOf, graphql, idOf, testSettings, useGatewayOnDevnet } from './helpers.js';
+import { bytesOf, graphql, hideWarmUpsFrom, idOf, testSettings, useGatewayOnDevnet } from './helpers.js';
 
 /**
  * Global object identification (contract.md §6), in every dialect: every entity has an opaque,
@@ -179,6 +179,7 @@ async function explorerWithoutTxNumbers(target: string) {
     res.end(JSON.stringify(body));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  hideWarmUpsFrom({ requests });
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     requests,

@@ -51,6 +51,9 @@ async function pair(urls: Devnet['urls'], rateLimitPoints = '100000000'): Promis
     // Deep enough for every screen of operations/, shallow enough to reach with this schema.
     MAX_DEPTH: '6',
     RATE_LIMIT_POINTS: rateLimitPoints,
+    // The block poller not started by a latest answer: a head learned between a pair's two
+    // requests would stamp one and not the other (the stamps have tests: chain-height.test.ts).
+    CHAIN_HEAD_HOLD_MS: '0',
   });
   const gateway = createGateway({ ...config, upstreamUrls: urls });
   const fast = await serve(gateway.listener);
@@ -133,6 +136,15 @@ const post = (query: string, variables?: Record<string, unknown>, headers: Recor
   headers: { ...JSON_POST, ...headers },
   body: JSON.stringify({ query, variables }),
 });
+/** Apollo Client 4's (HttpLink) and urql's default Accept for a query: both prefer the GraphQL over HTTP media type. */
+const APOLLO_ACCEPT = 'application/graphql-response+json,application/json;q=0.9';
+const URQL_ACCEPT =
+  'application/graphql-response+json, application/graphql+json, application/json, text/event-stream, multipart/mixed';
+/** A call as Apollo Client 4 sends it: its Accept in place of the plain JSON one. */
+const asGraphQLResponse = (call: Call): Call =>
+  call.headers?.accept === 'application/json'
+    ? { ...call, headers: { ...call.headers, accept: APOLLO_ACCEPT } }
+    : call;
 const codesOf = (answer: Exchange) =>
   (parseAnswer(answer.body).errors ?? []).map((e: { extensions: { code: string } }) => e.extensions.code);
 
@@ -298,6 +310,37 @@ describe('the same answer on both transports', () => {
     });
   }
 
+  // Apollo Client 4's and urql's default Accept take the GraphQL over HTTP media type first: the
+  // same refusals, in its content type and with Yoga's status codes for it: 4xx for a request
+  // error (400 unless named below), 200 for a field's error beside data.
+  const graphQLResponseStatus: Record<string, number> = {
+    'the body limit (413)': 413,
+    'an unknown persisted query (the client then registers it)': 404,
+    'a GET without a CSRF-safe header': 403,
+    'an input error in a resolver': 200,
+    'a missing token': 200,
+    'a token the explorer refuses': 200,
+    // Yoga's 200 for refusals that carry no `http` status of their own (variables that do not
+    // coerce; the limit plugins' and the pricing's refusals), where only graphql-js's validation
+    // errors get its 400: mirrored, not decided here.
+    'a variable that does not coerce': 200,
+    'a missing variable': 200,
+    'variables nested too deep': 200,
+    'the alias limit': 200,
+    'the directive limit': 200,
+    'the depth limit': 200,
+    'the cost limit': 200,
+  };
+  for (const { label, call, code } of errors) {
+    it(`error, as application/graphql-response+json: ${label}`, async () => {
+      const answer = await alike(asGraphQLResponse(call));
+      expect(codesOf(answer)[0]).toBe(code);
+      expect(answer.headers['cache-control']).toBe('no-store');
+      expect(answer.headers['content-type']).toBe('application/graphql-response+json; charset=utf-8');
+      expect(answer.status).toBe(graphQLResponseStatus[label] ?? 400);
+    });
+  }
+
   // The adapter's JSON writer answers one result: an operation that answers in a stream is Yoga's,
   // however its text hides it (graphql/pipeline/shape.ts).
   it.each([
@@ -336,12 +379,36 @@ describe('the same answer on both transports', () => {
       headers: { 'content-type': 'application/json; charset=utf-8', accept: 'application/json' },
     },
     { label: 'an Accept nobody serves', headers: { 'content-type': 'application/json', accept: 'text/csv' } },
+    {
+      label: 'Apollo Client 4’s default',
+      headers: { 'content-type': 'application/json', accept: APOLLO_ACCEPT },
+    },
+    { label: 'urql’s default', headers: { 'content-type': 'application/json', accept: URQL_ACCEPT } },
+    {
+      label: 'JSON first, the GraphQL over HTTP media type second',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, application/graphql-response+json',
+      },
+    },
+    {
+      label: 'a charset Yoga does not serve, then the GraphQL over HTTP media type',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json; charset=latin1, application/graphql-response+json',
+      },
+    },
   ];
   for (const { label, headers } of accepts) {
     it(`Accept variation: ${label}`, async () => {
-      for (const query of ['{ validatorStatistics { totalValidators } }', '{ validatorz }']) {
-        await alike({ headers, body: JSON.stringify({ query }) });
-      }
+      const queries = [
+        '{ validatorStatistics { totalValidators } }',
+        '{ validatorz }',
+        '{ validators( }',
+        '{ validators(page: 0) { nodes { moniker } } }',
+        '{ failedTransactions { nodes { hash } } }',
+      ];
+      for (const query of queries) await alike({ headers, body: JSON.stringify({ query }) });
     });
   }
 
@@ -432,6 +499,29 @@ describe('the same answer on both transports', () => {
     });
     expect(answer.status).toBe(405);
     expect(codesOf(answer)).toEqual(['BAD_USER_INPUT']);
+  });
+
+  it('Apollo Client 4’s and urql’s queries are the fast path’s: a hot one runs its prepared request', async () => {
+    const prepared = async () =>
+      (await up.gateway.metrics.registry.getSingleMetric('graphql_prepared_requests_total')?.get())?.values[0]
+        ?.value ?? 0;
+    const query = 'query Hot($h: Int!) { block(height: $h) { height } }';
+    // Another block each time: none is answered from the response cache.
+    let height = 0;
+    const sent = (accept: string) =>
+      exchange(up.fast, {
+        headers: { 'content-type': 'application/json', accept },
+        body: JSON.stringify({ query, variables: { h: ++height } }),
+      });
+    // Past COMPILE_AFTER (10) uses: the operation is hot, and only the fast path runs its prepared request.
+    for (let i = 0; i < 12; i++) await sent(APOLLO_ACCEPT);
+    const before = await prepared();
+    for (const accept of [APOLLO_ACCEPT, URQL_ACCEPT]) {
+      const answer = await sent(accept);
+      expect(answer.status).toBe(200);
+      expect(answer.headers['content-type']).toBe('application/graphql-response+json; charset=utf-8');
+    }
+    expect(await prepared()).toBe(before + 2);
   });
 
   it('a new request id on each transport when the caller sends none', async () => {

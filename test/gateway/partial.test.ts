@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Devnet, startDevnet } from '../../src/devnet/index.js';
 import { createGateway, type Gateway } from '../../src/gateway.js';
 import { until } from '../support/until.js';
-import { graphql, readAnswer, testSettings } from './helpers.js';
+import { fetchGateway, graphql, readAnswer, testSettings } from './helpers.js';
 
 /**
  * One upstream broken while the others answer: the broken fields come back null with a coded
@@ -123,7 +123,7 @@ describe('partial results', () => {
     let body: any;
     await until(
       async () => {
-        down = await gateway.yoga.fetch('http://gateway.test/readyz');
+        down = await fetchGateway(gateway, '/readyz');
         body = await readAnswer(down);
         return body.upstreams.stake !== null;
       },
@@ -132,9 +132,9 @@ describe('partial results', () => {
     // The queries that need staking fail with coded errors; the pod stays in the Service for the rest.
     expect(down?.status).toBe(200);
     expect(body).toEqual({ status: 'ready', upstreams: { scan: true, explorer: true, stake: false } });
-    const up = await gatewayWith({}).yoga.fetch('http://gateway.test/readyz');
+    const up = await fetchGateway(gatewayWith({}), '/readyz');
     expect(up.status).toBe(200);
-    const live = await gatewayWith({ stake: closedUrl }).yoga.fetch('http://gateway.test/healthz');
+    const live = await fetchGateway(gatewayWith({ stake: closedUrl }), '/healthz');
     expect(live.status).toBe(200);
   });
 });

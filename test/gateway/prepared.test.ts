@@ -388,6 +388,21 @@ describe('a prepared request answers, logs and counts as the first path does', (
   });
 });
 
+describe('Apollo Client 4’s and urql’s Accept (the GraphQL over HTTP media type first)', () => {
+  const headers = { accept: 'application/graphql-response+json,application/json;q=0.9' };
+  const block = 'query BlockAsGraphQLResponse($h: Int!) { block(height: $h) { height hash } }';
+
+  it('a success and a refusal, in that media type, from the prepared request as from the first path', async () => {
+    const warm = { query: block, variables: { h: 1 }, headers };
+    const answer = await alike(base, warm, { ...warm, variables: { h: 2 } });
+    expect(answer.status).toBe(200);
+    expect(answer.headers['content-type']).toBe('application/graphql-response+json; charset=utf-8');
+    const refused = await alike(base, warm, { ...warm, variables: { h: 'x' } });
+    expect(codes(refused)).toEqual(['BAD_USER_INPUT']);
+    expect(refused.headers['content-type']).toBe('application/graphql-response+json; charset=utf-8');
+  });
+});
+
 describe('a document named by id is prepared too', () => {
   const search = 'query Named($q: String!) { searchSuggestions(query: $q) { query blocks { height } } }';
   const hashOf = (text: string) => createHash('sha256').update(text).digest('hex');

@@ -219,8 +219,9 @@ describe('shared validator cache', () => {
     });
     try {
       const [address] = [...env.devnet.data.delegations.keys()];
-      const run = () => graphql(gateway, DelegatorPortfolioDocument, { variables: { delegator: address } });
-      const cold = await run();
+      const run = (cold?: boolean) =>
+        graphql(gateway, DelegatorPortfolioDocument, { variables: { delegator: address }, cold });
+      const cold = await run(true);
       const coldCalls = env.devnet.requests.length;
       env.devnet.resetRecords();
       const warm = await run();
@@ -266,7 +267,7 @@ describe('public response cache', () => {
     try {
       const table =
         '{ validators(pageSize: 3) { nodes { moniker } } validatorStatistics { totalValidators } }';
-      const first = await graphql(gateway, table);
+      const first = await graphql(gateway, table, { cold: true });
       const reads = env.devnet.requests.length;
       expect(reads).toBeGreaterThan(0);
       expect(await graphql(gateway, table)).toEqual(first);

@@ -50,6 +50,8 @@ describe('event streams at the edge', () => {
         [...text.matchAll(/^retry: (\d+)$/gm)].map((m) => Number(m[1])),
       );
       for (const hint of hints) expect(hint).toHaveLength(2);
+      // And no `complete`, which would end graphql-sse's client for good instead of bringing it back.
+      for (const text of await texts) expect(text).not.toContain('event: complete');
       const retries = hints.map((hint) => hint[1] as number);
       for (const retry of retries) {
         expect(retry).toBeGreaterThanOrEqual(1_000);

@@ -19,13 +19,16 @@ describe('checked-in artifacts', () => {
     // Every checked-in file of each output folder is generated, and nothing else is.
     expect(outputs.map((o: { filename: string }) => o.filename).sort()).toEqual(
       Object.keys(codegenConfig.generates)
-        .flatMap((dir) => readdirSync(new URL(`../../${dir}`, import.meta.url)).map((file) => `${dir}${file}`))
+        .flatMap((dir) =>
+          readdirSync(new URL(`../../${dir}`, import.meta.url)).map((file) => `${dir}${file}`),
+        )
         .sort(),
     );
     for (const output of outputs) {
-      expect(readFileSync(new URL(`../../${output.filename}`, import.meta.url), 'utf8'), output.filename).toBe(
-        output.content,
-      );
+      expect(
+        readFileSync(new URL(`../../${output.filename}`, import.meta.url), 'utf8'),
+        output.filename,
+      ).toBe(output.content);
     }
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { useGatewayOnDevnet } from '../gateway/helpers.js';
+import { registering, useGatewayOnDevnet } from '../gateway/helpers.js';
 
 /**
  * The CSRF exemption (contract.md §7): a GET without the CSRF header runs only when it is a
@@ -47,5 +47,13 @@ describe('a GET without the CSRF header', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
     controller.abort();
+  });
+
+  it("runs it on Yoga's path too: an EventSource's subscription sent with its APQ hash, which the adapter leaves to Yoga", async () => {
+    const query = 'subscription { validatorStatisticsUpdated { totalValidators } }';
+    const res = await get(query, `&extensions=${encodeURIComponent(JSON.stringify(registering(query)))}`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    await res.body?.cancel();
   });
 });

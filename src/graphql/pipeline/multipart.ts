@@ -50,6 +50,11 @@ class MultipartSubscriptions extends StreamFraming {
   };
   readonly keepAlive = HEARTBEAT;
   override readonly keepAliveMs = MULTIPART_HEARTBEAT_MS;
+  /**
+   * Never ended at its age (MAX_STREAM_AGE_MS): Apollo Client does not resubscribe to a stream the
+   * server ends, whatever its last part, so an aged stream would end the page's live view.
+   */
+  override readonly reconnects = false;
 
   /** The first boundary and a heartbeat, so that the client's fetch has its answer at once. */
   opening(): string {

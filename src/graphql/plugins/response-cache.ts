@@ -19,6 +19,7 @@ type OnResponsePayload = Parameters<NonNullable<Plugin['onResponse']>>[0];
 
 import { LRUCache } from 'lru-cache';
 import { asksForCost, publicAnswerHeaders } from '../../exchange/headers.js';
+import { finalAt, type RequestTrace, traceOf } from '../../ops/request-trace.js';
 import type { SharedCache, SharedFill } from '../../scale/shared-cache.js';
 import { declaredCacheScope } from '../../schema/cache-scope.js';
 import { operationFact } from '../pipeline/facts.js';
@@ -32,17 +33,19 @@ import {
 import { type AnsweredRequest, type HttpStagePlugin, type WholeAnswer, withHttpStage } from '../routing.js';
 
 /**
- * Whole results of public queries reused for a while, and the same answers offered to CDNs and
- * browsers on GET. Which operations qualify is derived from the schema: each field declares its
- * `cacheScope` where it is defined (schema/cache-scope.ts), and an operation is public only if it
- * is a query and every field it selects, through fragments and nested selections, is public. So
- * the cache can never hold one caller's data, a live figure or the answer to a write. Results with
- * errors are not kept, nor offered to a CDN; nor is anything of a request that asks for its cost,
- * which is answered privately (exchange/exchange.ts, contract.md §9).
+ * Whole results of public queries reused, and the same answers offered to CDNs and browsers on GET
+ * (why hand-written: docs/decisions/0006-own-response-cache.md). An operation is public only if it
+ * is a query and every field it selects, through fragments and nested selections, declares
+ * `cacheScope: 'public'` where it is defined (schema/cache-scope.ts), so the cache never holds one
+ * caller's data, a live figure or the answer to a write. Results with errors are not kept, nor
+ * offered to a CDN; nor is anything of a request that asks for its cost, which is answered
+ * privately (exchange/exchange.ts, contract.md §9).
  *
- * Hand-written rather than @envelop/response-cache: that plugin rewrites every document to track
- * entities, which cost more on the uncached operations than the cache saved (measured in the
- * benchmark); this one looks at each parsed document once.
+ * Answers follow the chain (contract.md §9) while its head is known (live/head.ts): an answer made
+ * only of final history (its resolvers say so: schema/cache-scope.ts) is kept as long as the cache
+ * has room, and offered `immutable`; any other is latest state, kept until the head moves (its
+ * entry names the height it was read at, and so does its text: `extensions.chainHeight`), and
+ * offered until the next block is expected. Without a known head, RESPONSE_CACHE_TTL_MS rules.
  */
 
 /** The operation to run and the fragments it reaches: what executing it can select. */
@@ -131,6 +134,32 @@ export interface PublicResponseCacheOptions {
   /** The most answers kept, and the most bytes of their JSON. */
   maxEntries?: number;
   maxBytes?: number;
+  /** The chain's head (live/head.ts); without one, every entry lives RESPONSE_CACHE_TTL_MS. */
+  head?: CacheHead | null;
+  /** CHAIN_HEAD_HOLD_MS: how long a latest answer keeps the block poller going (0: not at all). */
+  headHoldMs?: number;
+}
+
+/** What the cache needs of the chain's head. */
+export interface CacheHead {
+  height(): number | null;
+  nextBlockInMs(): number | null;
+  hold(forMs: number): void;
+}
+
+/** How long Redis keeps an answer keyed by its height (a later height reads another key). */
+const AT_HEIGHT_MS = 60_000;
+/** How long Redis keeps a final answer, and how long a CDN or a browser may. */
+const FINAL_MS = 86_400_000;
+const FINAL_MAX_AGE_S = 31_536_000;
+
+/** One kept answer: `height` it was read at (null: the head was unknown), and whether it is final. */
+interface Entry {
+  expires: number;
+  result: ExecutionResult;
+  bytes: number;
+  height: number | null;
+  final: boolean;
 }
 
 /** What one execution may do with the cache: answer from an entry, or fill one with its result. */
@@ -140,7 +169,9 @@ export class PublicResponseCache {
   private readonly ttlMs: number;
   private readonly onLookup: (hit: boolean) => void;
   private readonly shared: SharedCache | null;
-  private readonly entries: LRUCache<string, { expires: number; result: ExecutionResult; bytes: number }>;
+  private readonly entries: LRUCache<string, Entry>;
+  private readonly head: CacheHead | null;
+  private readonly holdMs: number;
   /**
    * GET requests whose every operation was public and answered without errors: their response may
    * be kept by a CDN. A request with a private operation or an error is marked false.
@@ -162,8 +193,12 @@ export class PublicResponseCache {
     shared = null,
     maxEntries = 2_000,
     maxBytes = 16_000_000,
+    head = null,
+    headHoldMs = 60_000,
   }: PublicResponseCacheOptions) {
     this.ttlMs = ttlMs;
+    this.head = head;
+    this.holdMs = headHoldMs;
     this.onLookup = onLookup;
     this.shared = shared;
     this.entries = new LRUCache({
@@ -212,30 +247,80 @@ export class PublicResponseCache {
    * from it (this one included) is written without serializing again (both transports use a
    * result's own `stringify`). Only bare `{ data }` results are kept.
    */
-  private remember(key: string, result: ExecutionResult, forMs: number): void {
+  private remember(key: string, result: ExecutionResult, forMs: number, final = false): void {
     const text = JSON.stringify(result);
     // Not enumerable: a plugin that copies the result to add to it ({ ...result, errors }) drops
     // it, and that copy is serialized afresh.
     const kept = Object.defineProperty(result, 'stringify', { value: () => text, configurable: true });
+    const height = result.extensions?.chainHeight;
     this.entries.set(key, {
       expires: Date.now() + forMs,
       result: kept,
       bytes: 2 * (text.length + key.length),
+      height: typeof height === 'number' ? height : null,
+      final,
     });
   }
 
-  /** The entry of `key` if fresh; else, with Redis, the shared answer or a ticket to fill it. */
-  private lookup(key: string, document: DocumentNode, rest: string): Outcome | Promise<Outcome> {
+  /**
+   * Whether an entry answers a request now: a final one always; one read at a height while the
+   * head is known, until the head moves; else by its TTL. Never one read below the height the
+   * request asks for (Min-Chain-Height).
+   */
+  private answers(entry: Entry, head: number | null, min: number): boolean {
+    if (min > 0 && (entry.height === null || entry.height < min)) return false;
+    if (entry.final) return true;
+    // Read while the head was unknown: renewed once it is known, so that answers say their height.
+    if (head !== null) return entry.height === head;
+    return entry.expires > Date.now();
+  }
+
+  /** Keeps the block poller going for the head a latest answer is renewed by (CHAIN_HEAD_HOLD_MS). */
+  private hold(): void {
+    if (this.holdMs > 0) this.head?.hold(this.holdMs);
+  }
+
+  /** A request answered from `entry`: its trace says the entry's height and reads, as its text does. */
+  private answered(entry: Entry, trace: RequestTrace | undefined): ExecutionResult {
+    if (trace) {
+      trace.chainHeight = entry.height;
+      if (entry.final) trace.reads.final = Math.max(trace.reads.final, entry.height ?? 0);
+      else trace.reads.latest = true;
+    }
+    // Latest state needs the head to be renewed by; one read while the head was unknown (another
+    // instance's, through Redis) needs it the more, to learn it: otherwise nothing here ever would.
+    if (!entry.final) this.hold();
+    return entry.result;
+  }
+
+  /**
+   * The entry of `key` if it answers; else, with Redis, the shared answer or a ticket to fill it.
+   * While the head is known, the shared key names it: the first instance to miss at a height
+   * fills it, the others wait for that answer (shared-cache.ts), so the deployment reads the
+   * upstreams once per block.
+   */
+  private lookup(
+    key: string,
+    document: DocumentNode,
+    rest: string,
+    trace: RequestTrace | undefined,
+  ): Outcome | Promise<Outcome> {
+    const head = this.head?.height() ?? null;
+    const min = trace?.minChainHeight ?? 0;
     const hit = this.entries.get(key);
-    const fresh = hit !== undefined && hit.expires > Date.now();
+    const fresh = hit !== undefined && this.answers(hit, head, min);
     this.onLookup(fresh);
-    if (fresh) return { found: hit.result };
+    if (fresh) return { found: this.answered(hit, trace) };
     const shared = this.shared;
     if (!shared) return { fill: null };
-    return shared.begin<ExecutionResult>('responses', this.sharedId(document, rest)).then((lookup) => {
+    const at = head === null ? rest : `${rest}\u0000${head}`;
+    return shared.begin<ExecutionResult>('responses', this.sharedId(document, at)).then((lookup) => {
       if ('fill' in lookup) return { fill: lookup.fill };
       this.remember(key, lookup.found.value, Math.min(lookup.found.ttlMs, this.ttlMs));
-      return { found: lookup.found.value };
+      const entry = this.entries.get(key);
+      // Proven again as a local entry would be (a shared answer read below the asked height is none).
+      if (!entry || !this.answers(entry, head, min)) return { fill: null };
+      return { found: this.answered(entry, trace) };
     });
   }
 
@@ -270,30 +355,59 @@ export class PublicResponseCache {
         if ('found' in outcome) return { answer: outcome.found };
         const fill = outcome.fill;
         return {
-          done: (result) => {
-            this.done(key, result, get, fill);
-            return undefined;
-          },
+          done: (result) => this.done(key, result, get, fill, trace),
           // An execution that rejects never gets to `done`: its fill lock is released here, so
           // that other instances do not wait out the lock for a value that will never come.
           ...(fill ? { failed: () => this.shared?.failed(fill) } : {}),
         };
       };
-      const outcome = this.lookup(key, document, rest);
+      const trace = traceOf(requestOf(contextValue));
+      const outcome = this.lookup(key, document, rest, trace);
       return outcome instanceof Promise ? outcome.then(settle) : settle(outcome);
     };
   }
 
-  /** An executed public operation: its answer kept (and shared) unless it streamed or has errors. */
-  private done(key: string, result: unknown, get: object | undefined, fill: SharedFill | null): void {
+  /**
+   * An executed public operation: its answer kept (and shared) unless it streamed or has errors,
+   * with the height it was read at in its text (a final one: its history's own height), which is
+   * then the answer this request gets too, so that its text and its stamp agree.
+   */
+  private done(
+    key: string,
+    result: unknown,
+    get: object | undefined,
+    fill: SharedFill | null,
+    trace: RequestTrace | undefined,
+  ): ExecutionResult | undefined {
     const single = result as ExecutionResult;
     if (Symbol.asyncIterator in (result as object) || single.errors?.length || single.extensions) {
       if (get) this.shareable.set(get, false);
       if (fill) this.shared?.failed(fill);
-      return;
+      return undefined;
     }
-    this.remember(key, single, this.ttlMs);
-    if (fill) this.shared?.filled(fill, single, this.ttlMs);
+    const final = trace && this.head ? finalAt(trace.reads) : null;
+    if (trace && final !== null) trace.chainHeight = final;
+    const height = trace?.chainHeight ?? null;
+    const kept = height === null ? single : { ...single, extensions: { chainHeight: height } };
+    this.remember(key, kept, this.ttlMs, final !== null);
+    // A latest answer needs the head to be renewed by (and one read while it was unknown, to learn it).
+    if (final === null) this.hold();
+    const sharedMs = final !== null ? FINAL_MS : height !== null ? AT_HEIGHT_MS : this.ttlMs;
+    if (fill) this.shared?.filled(fill, kept, sharedMs);
+    return kept;
+  }
+
+  /**
+   * How long a CDN or a browser may keep a shared answer: a final one for a year, immutable; one
+   * read at a known head until the next block is expected (the interval the poller measured);
+   * else RESPONSE_CACHE_TTL_MS.
+   */
+  private maxAge(request: AnsweredRequest): { seconds: number; immutable: boolean } {
+    const trace = traceOf(request);
+    if (trace && finalAt(trace.reads) !== null) return { seconds: FINAL_MAX_AGE_S, immutable: true };
+    const next = trace?.chainHeight != null ? (this.head?.nextBlockInMs() ?? null) : null;
+    if (next === null) return { seconds: this.maxAgeSeconds, immutable: false };
+    return { seconds: Math.max(1, Math.floor(next / 1000)), immutable: false };
   }
 
   /**
@@ -325,8 +439,9 @@ export class PublicResponseCache {
     const etag = `"${createHash('sha1')
       .update(`${answer.headers['content-type'] ?? ''}\n${body}`)
       .digest('base64url')}"`;
+    const { seconds, immutable } = this.maxAge(request);
     const headers: Record<string, string> = {
-      ...publicAnswerHeaders(answer.headers, this.maxAgeSeconds),
+      ...publicAnswerHeaders(answer.headers, seconds, immutable),
       etag,
     };
     if (!matches(request.headers.get('if-none-match'), etag)) return { ...answer, headers };
