@@ -24,8 +24,9 @@ describe('benchmark harness', () => {
       expect(s.ratio).toBeGreaterThan(0);
       expect(s.sameJson).toBe(true);
     }
-    // One upstream call per suggestion, as the gateway promises.
-    expect(result.scenarios[0]?.gateway.upstreamPerRequest).toBeCloseTo(1, 1);
+    // At most one upstream call per suggestion: a repeat within a block is the response cache's.
+    expect(result.scenarios[0]?.gateway.upstreamPerRequest).toBeGreaterThan(0);
+    expect(result.scenarios[0]?.gateway.upstreamPerRequest).toBeLessThanOrEqual(1);
     expect(result.peakRssMb.gateway).toBeGreaterThan(0);
     expect(result.peakRssMb.baseline).toBeGreaterThan(0);
     expect(lines).toHaveLength(6);

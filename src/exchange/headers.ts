@@ -1,5 +1,5 @@
 import type { CorsConfig } from '../config.js';
-import type { RequestTrace } from '../ops/request-trace.js';
+import { CLIENT_HEADER_NAMES, type RequestTrace } from '../ops/request-trace.js';
 import { writeRateLimitHeaders } from '../scale/rate-limit.js';
 
 /**
@@ -29,10 +29,7 @@ export const DEFAULT_ALLOWED_HEADERS: readonly string[] = [
   'tracestate',
   'sentry-trace',
   'baggage',
-  'apollographql-client-name',
-  'apollographql-client-version',
-  'graphql-client-name',
-  'graphql-client-version',
+  ...CLIENT_HEADER_NAMES,
   // An answer read at or after a height (contract.md §9).
   'min-chain-height',
 ];

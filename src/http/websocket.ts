@@ -27,7 +27,7 @@ import type { Routing, SentParams } from '../graphql/routing.js';
 import type { GatewayYoga } from '../graphql/yoga.js';
 import { type Beat, type Delivery, type LiveSink, type StreamAges, StreamHandle } from '../live/streams.js';
 import { errorSummary } from '../ops/logger.js';
-import type { Telemetry } from '../ops/request-trace.js';
+import { CLIENT_HEADER_NAMES, type Telemetry } from '../ops/request-trace.js';
 import { refuseSocket } from './intake.js';
 
 /**
@@ -47,12 +47,7 @@ import { refuseSocket } from './intake.js';
  */
 
 /** The headers that name a client (ops/request-trace.ts), which connectionParams may carry. */
-const CLIENT_NAMING: ReadonlySet<string> = new Set([
-  'apollographql-client-name',
-  'apollographql-client-version',
-  'graphql-client-name',
-  'graphql-client-version',
-]);
+const CLIENT_NAMING: ReadonlySet<string> = new Set(CLIENT_HEADER_NAMES);
 
 /** How long a socket may stay open without `connection_init` (graphql-ws closes it with 4408). */
 export const WS_INIT_TIMEOUT_MS = 3_000;

@@ -123,10 +123,12 @@ function randomHex(bytes: number): string {
 const REQUEST_ID = /^[\w.:@-]{1,128}$/;
 
 /** Apollo Client's headers (`new ApolloClient({ name, version })`) first, then Hive's. */
-const CLIENT_HEADERS = {
+export const CLIENT_HEADERS = {
   name: ['apollographql-client-name', 'graphql-client-name'],
   version: ['apollographql-client-version', 'graphql-client-version'],
 } as const;
+/** Every header that names a client: CORS allows them, and connectionParams may carry them. */
+export const CLIENT_HEADER_NAMES: readonly string[] = [...CLIENT_HEADERS.name, ...CLIENT_HEADERS.version];
 const NOT_CLIENT_TEXT = /[^A-Za-z0-9._-]/g;
 
 /**

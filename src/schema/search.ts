@@ -164,8 +164,8 @@ builder.queryFields((t) => ({
   searchSuggestions: t.field({
     type: SearchSuggestionsRef,
     complexity: UPSTREAM_COST,
-    // Live: answers each keystroke as the chain grows.
-    cacheScope: 'private',
+    // The same for everyone: latest state, kept until the next block (docs/graph.md).
+    cacheScope: 'public',
     nullable: true,
     description: `Suggestions for each keystroke in a search box.${NULL_ON_FAILURE}`,
     args: {

@@ -13,8 +13,7 @@ import {
 /**
  * `npm run bench -- --chain`: answers that follow the chain (issue 51) on a devnet that makes a
  * block every `--block-ms` (6000, the production chain's pace): the frontends' public latest-state
- * reads (the validator table and its statistics; search suggestions are
- * private: never kept) at `--rate` requests per second for
+ * reads (the validator table and its statistics) at `--rate` requests per second for
  * `--duration` seconds against `dist`, and what reached the upstreams: the share of requests the
  * response cache answered (with no upstream read; a miss may read nothing either, from the
  * validator list's cache, so this is a floor), and the upstream reads per minute and per block

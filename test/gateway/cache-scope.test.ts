@@ -50,9 +50,9 @@ describe('cache scope, declared on the fields', () => {
       'Query.validator': 'public',
       'Query.validatorStatistics': 'public',
       'Query.search': 'public',
+      'Query.searchSuggestions': 'public',
       'Query.block': 'public',
       'Query.transaction': 'public',
-      'Query.searchSuggestions': 'private',
       'Query.delegations': 'private',
       'Query.contractsBySymbol': 'private',
       'Query.failedTransactions': 'private',
@@ -113,9 +113,9 @@ describe('an operation’s verdict, derived from the schema', () => {
     ).toBe(true);
     expect(publicOf('{ block(height: 1) { hash proposerValidator { moniker } } __typename }')).toBe(true);
     expect(publicOf('{ __schema { queryType { name } } }')).toBe(true);
-    expect(publicOf('{ validators { nodes { moniker } } searchSuggestions(query: "1") { query } }')).toBe(
-      false,
-    );
+    expect(
+      publicOf('{ validators { nodes { moniker } } delegations(delegator: "x") { nodes { shares } } }'),
+    ).toBe(false);
     expect(publicOf('{ failedTransactions { nodes { hash } } }')).toBe(false);
     expect(publicOf('mutation { updateBuybackRound(input: { roundId: "r" }) { round { id } } }')).toBe(false);
     // Nested below a public root, in an inline fragment or a named one: still private.

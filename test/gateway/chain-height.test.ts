@@ -49,16 +49,21 @@ describe.runIf(hasRedis)('answers that follow the chain', () => {
 
   async function start(overrides: Partial<GatewayOptions> = {}) {
     const base = testSettings();
-    const gateway = createGateway({
-      ...testSettings({
-        responseCacheTtlMs: 60_000,
-        validatorCacheTtlMs: 0,
-        live: { ...loadConfig({}).live, pollMs: 30, leaseMs: 1_000, minChainHeightWaitMs: 5_000 },
-        scale: { ...base.scale, redisUrl: env.redis.url, redisTimeoutMs: 1_000, rateLimitPoints: 0 },
-        ...overrides,
-      }),
-      upstreamUrls: env.devnet.urls,
+    const settings = testSettings({
+      responseCacheTtlMs: 60_000,
+      validatorCacheTtlMs: 0,
+      scale: { ...base.scale, redisUrl: env.redis.url, redisTimeoutMs: 1_000, rateLimitPoints: 0 },
+      ...overrides,
     });
+    // With the default CHAIN_HEAD_HOLD_MS, which testSettings turns off for every other test.
+    const live = {
+      ...loadConfig({}).live,
+      pollMs: 30,
+      leaseMs: 1_000,
+      minChainHeightWaitMs: 5_000,
+      ...overrides.live,
+    };
+    const gateway = createGateway({ ...settings, live, upstreamUrls: env.devnet.urls });
     const http = await listen(gateway);
     const one = {
       gateway,

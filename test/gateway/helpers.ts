@@ -125,10 +125,11 @@ export function testSettings(overrides: Partial<GatewayOptions> = {}): Omit<Gate
   const caches = inject('productionCaches')
     ? onFirstUse
     : { validatorCacheTtlMs: 0, responseCacheTtlMs: 0, ...(overSocket() ? onFirstUse : {}) };
-  // No block poller started by a latest answer (CHAIN_HEAD_HOLD_MS=0): its reads would be in every
-  // count of upstream calls; chain-height.test.ts runs with the default.
-  const live = { ...config.live, headHoldMs: 0 };
-  return { ...config, ...caches, live, scale: { ...config.scale, rateLimitPoints: 0 }, ...overrides };
+  // No block poller started by a latest answer (CHAIN_HEAD_HOLD_MS=0), whatever the overrides say:
+  // its reads would be in every count of upstream calls, this test's and the next one's on the same
+  // devnet. chain-height.test.ts sets it on the settings this returns.
+  const live = { ...(overrides.live ?? config.live), headHoldMs: 0 };
+  return { ...config, ...caches, scale: { ...config.scale, rateLimitPoints: 0 }, ...overrides, live };
 }
 
 /**
@@ -331,3 +332,11 @@ export const bytesOf = (address: string): string => decodeAddress(address)?.hex 
 export const registering = (query: string) => ({
   persistedQuery: { version: 1, sha256Hash: createHash('sha256').update(query).digest('hex') },
 });
+
+/**
+ * The devnet's requests that no live poll made (a poll's request id is `live-<source>-<pid>-<n>`):
+ * what a request's own answer read, while a block poller may run beside it (a latest answer keeps
+ * one running: CHAIN_HEAD_HOLD_MS).
+ */
+export const notPolls = <R extends { headers: Record<string, unknown> }>(requests: readonly R[]): R[] =>
+  requests.filter((r) => !String(r.headers['x-request-id']).startsWith('live-'));

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { subscribe } from '../support/sse.js';
 import { until } from '../support/until.js';
-import { liveTestSettings, readAnswer, useGatewayOnDevnet } from './helpers.js';
+import { liveTestSettings, notPolls, readAnswer, useGatewayOnDevnet } from './helpers.js';
 
 /**
  * Live updates over real SSE sockets against the devnet, in every dialect (contract.md §6): each
@@ -183,9 +183,7 @@ describe('validatorUpdated and validatorStatisticsUpdated', () => {
     expect(body.errors[0].extensions).toEqual({ code: 'BAD_USER_INPUT', argument: 'operatorAddress' });
     expect(env.gateway.live.hub.sources()).not.toContain('validators');
     // Polls of other tests' streams may still run (their requests are `live-…`); this request made none.
-    expect(env.devnet.requests.filter((r) => !String(r.headers['x-request-id']).startsWith('live-'))).toEqual(
-      [],
-    );
+    expect(notPolls(env.devnet.requests)).toEqual([]);
   });
 });
 

@@ -339,7 +339,6 @@ describe.runIf(hasRedis)('caches shared through Redis (REDIS_URL)', () => {
         token,
       }),
       graphql(a.gateway, '{ failedTransactions(pageSize: 2) { nodes { hash } } }', { token }),
-      graphql(a.gateway, '{ searchSuggestions(query: "12") { blocks { height } } }'),
     ]);
     for (const answer of answers) expect(answer.errors).toBeUndefined();
     // What the portfolio's validator join read (public) is the only thing stored.

@@ -11,7 +11,7 @@ import { createGatewayServer } from '../../src/http/node-server.js';
 import { startServerProcess } from '../support/server-process.js';
 import { subscribe } from '../support/sse.js';
 import { until } from '../support/until.js';
-import { liveTestSettings, parseAnswer, useGatewayOnDevnet } from './helpers.js';
+import { liveTestSettings, notPolls, parseAnswer, useGatewayOnDevnet } from './helpers.js';
 
 /**
  * GraphQL over WebSocket (graphql-ws, subprotocol `graphql-transport-ws`) on /graphql, with the
@@ -253,9 +253,7 @@ describe('GraphQL over WebSocket', () => {
     // Refused as it starts to execute: a result, HTTP's.
     expect(await execute(c, { query: costly })).toEqual({ results: [overPrice] });
     // A poll of an earlier test's stream may still be answered (its requests are `live-…`); these made none.
-    expect(env.devnet.requests.filter((r) => !String(r.headers['x-request-id']).startsWith('live-'))).toEqual(
-      [],
-    );
+    expect(notPolls(env.devnet.requests)).toEqual([]);
   });
 
   it('refuses what only HTTP serves (APQ extensions, @defer) and an operation it cannot pick, as HTTP words it', async () => {

@@ -1,4 +1,5 @@
 import { Writable } from 'node:stream';
+import { GraphQLError } from 'graphql';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config.js';
@@ -118,6 +119,34 @@ describe('a resolver bug', () => {
         outcome: 'error',
         errorCodes: ['INTERNAL_SERVER_ERROR'],
       });
+    });
+  }
+});
+
+describe('an uncoded GraphQLError a resolver raises', () => {
+  // Raised on purpose, so not masked as a bug (step 1), but with no contract code: its message is
+  // no contract's either, and the client gets INTERNAL_SERVER_ERROR's bare one (step 2).
+  for (const [id, prepared] of [
+    ['uncoded-hot', 1],
+    ['uncoded-cold', 0],
+  ] as const) {
+    it(`is answered INTERNAL_SERVER_ERROR without its message (${prepared ? 'prepared' : 'envelop'} path)`, async () => {
+      const query = `{ searchSuggestions(query: "${id}") { query } }`;
+      if (prepared) expect((await send(query, `${id}-warm`)).body.errors).toBeUndefined();
+      const spy = vi.spyOn(gateway.upstreams.scan, 'suggestions').mockRejectedValue(new GraphQLError(SECRET));
+      try {
+        const answer = await send(query, `${id}-bug`);
+        expect(answer.body.errors).toEqual([
+          {
+            message: 'Unexpected error.',
+            path: ['searchSuggestions'],
+            extensions: { code: 'INTERNAL_SERVER_ERROR' },
+          },
+        ]);
+        expect(answer.text).not.toMatch(/hunter2|secret|\/srv\//);
+      } finally {
+        spy.mockRestore();
+      }
     });
   }
 });
