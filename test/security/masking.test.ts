@@ -150,3 +150,39 @@ describe('an uncoded GraphQLError a resolver raises', () => {
     });
   }
 });
+
+describe("Yoga's own masking (its maskError option), whatever NODE_ENV says", () => {
+  it('masks a bug thrown in the pipeline under NODE_ENV=development: no message, no stack', async () => {
+    const settings = testSettings();
+    const dev = createGateway({
+      ...settings,
+      scale: { ...settings.scale, rateLimitPoints: 1_000 },
+      upstreamUrls: devnet.urls,
+    });
+    const served = await listen(dev);
+    // A bug in a plugin's step (pricing charges the client), not in a resolver: Yoga catches it.
+    const spy = vi
+      .spyOn(dev.rateLimit as NonNullable<Gateway['rateLimit']>, 'chargeRequest')
+      .mockImplementation(() => {
+        throw new TypeError(`Cannot read properties of undefined (${SECRET})`);
+      });
+    const nodeEnv = process.env.NODE_ENV;
+    // Yoga's default mask reads NODE_ENV as it masks, and shows a bug's message and stack in development.
+    process.env.NODE_ENV = 'development';
+    try {
+      // A cold GET: Yoga's own path, where its masking is the one that catches.
+      const query = encodeURIComponent('{ validatorStatistics { activeValidators } }');
+      const res = await fetch(`${served.url}?query=${query}`, { headers: { 'x-graphql-csrf': '1' } });
+      const text = await res.text();
+      expect(parseAnswer(text).errors).toEqual([
+        { message: 'Unexpected error.', extensions: { code: 'INTERNAL_SERVER_ERROR' } },
+      ]);
+      expect(text).not.toMatch(/hunter2|secret|\/srv\/|TypeError|stack|at /);
+    } finally {
+      process.env.NODE_ENV = nodeEnv;
+      spy.mockRestore();
+      await served.close();
+      await dev.close();
+    }
+  });
+});
