@@ -29,12 +29,19 @@ import { contractResult } from './public-errors.js';
  * client's budget. A result whose errors are all in order and that tells no cost is returned as it
  * is: never a copy, so that an answer from the response cache keeps its serialized text.
  */
-export function finishResult<T extends ExecutionResult>(trace: RequestTrace | undefined, result: T): T {
+export function finishResult<T extends ExecutionResult>(
+  trace: RequestTrace | undefined,
+  result: T,
+  stampsText = false,
+): T {
   result = contractResult(result);
   if (!trace) return result;
   recordResult(trace, result);
   const { chainHeight } = trace;
-  const stamped = chainHeight === null || result.extensions?.chainHeight === chainHeight;
+  const stamped =
+    chainHeight === null ||
+    result.extensions?.chainHeight === chainHeight ||
+    (stampsText && !result.extensions && !result.errors);
   if (!trace.cost && stamped) return result;
   // A copy: the result itself may be the response cache's, kept for everyone (which keeps the
   // height it was read at in its own text: a hit then needs no copy).
@@ -105,9 +112,20 @@ export class Exchange {
     return answerHeaders(this.cors, this.headers.get('origin'), this.trace, extra);
   }
 
-  /** A result finished as every answer is: contract codes only, the cost asked for, recorded. */
-  finish(result: ExecutionResult): ExecutionResult {
-    return finishResult(this.trace, result);
+  /**
+   * A result finished as every answer is: contract codes only, the cost asked for, recorded.
+   * `stampsText`: the caller writes a bare success's text through `stampedText`, which adds the
+   * chain height there (no copy of the result for it).
+   */
+  finish(result: ExecutionResult, stampsText = false): ExecutionResult {
+    return finishResult(this.trace, result, stampsText);
+  }
+
+  /** A bare success's JSON `text` with its chain height, as finishResult would have put it. */
+  stampedText(result: ExecutionResult, text: string): string {
+    const { chainHeight } = this.trace;
+    if (chainHeight === null || result.extensions || result.errors) return text;
+    return `${text.slice(0, -1)},"extensions":{"chainHeight":${chainHeight}}}`;
   }
 
   /**

@@ -192,6 +192,7 @@ async function run(
  */
 async function answerOf(
   yoga: GatewayYoga,
+  exchange: Exchange,
   result: ExecutionResult,
   media: RegularMediaType,
   common: Record<string, string>,
@@ -199,7 +200,7 @@ async function answerOf(
   if (!result.errors) {
     // No errors, no internals to strip: the common case skips the Response object entirely.
     const stringify = (result as { stringify?: (r: unknown) => string }).stringify ?? JSON.stringify;
-    const text = stringify(result);
+    const text = exchange.stampedText(result, stringify(result));
     return {
       status: 200,
       headers: {
@@ -251,10 +252,12 @@ async function answer(
   const { request } = exchange;
   const result = exchange.finish(
     await run(yoga, { telemetry, prepared }, { request, params, hot }, { req, res }),
+    true,
   );
   if (res.destroyed) return;
   const whole = await answerOf(
     yoga,
+    exchange,
     result,
     // The listener took the request because this is not null (acceptsAnswer).
     regularMediaType(req.headers.accept) ?? 'application/json',

@@ -70,15 +70,22 @@ export class ChainHead {
     return () => this.listeners.delete(listener);
   }
 
-  /** Keeps the block source polled for at least `forMs` from now. */
+  /**
+   * Keeps the block source polled for at least `forMs` from now. Called on every latest answer:
+   * it moves a deadline, and one timer (armed once) checks it, not a timer reset per call.
+   */
   hold(forMs: number): void {
     if (this.closed) return;
-    const until = Date.now() + forMs;
-    if (until <= this.neededUntil && this.listening) return;
-    this.neededUntil = Math.max(this.neededUntil, until);
+    this.neededUntil = Math.max(this.neededUntil, Date.now() + forMs);
     if (!this.listening) this.listen();
-    clearTimeout(this.holdTimer);
-    this.holdTimer = setTimeout(() => this.letGo(), this.neededUntil - Date.now());
+    if (this.holdTimer === undefined) this.armHold();
+  }
+
+  private armHold(): void {
+    this.holdTimer = setTimeout(() => {
+      this.holdTimer = undefined;
+      this.letGo();
+    }, Math.max(0, this.neededUntil - Date.now()));
     this.holdTimer.unref();
   }
 
@@ -111,6 +118,7 @@ export class ChainHead {
   close(): void {
     this.closed = true;
     clearTimeout(this.holdTimer);
+    this.holdTimer = undefined;
     clearTimeout(this.waitTimer);
     for (const waiter of [...this.waiters]) waiter.resolve(null);
     this.stopListening();
@@ -144,12 +152,10 @@ export class ChainHead {
     });
   }
 
+  /** The hold's deadline came: listened to on if it moved meanwhile, else no more. */
   private letGo(): void {
-    if (Date.now() < this.neededUntil) {
-      this.hold(0);
-      return;
-    }
-    this.stopListening();
+    if (Date.now() < this.neededUntil) this.armHold();
+    else this.stopListening();
   }
 
   private stopListening(): void {

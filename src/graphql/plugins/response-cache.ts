@@ -388,7 +388,10 @@ export class PublicResponseCache {
     const final = trace && this.head ? finalAt(trace.reads) : null;
     if (trace && final !== null) trace.chainHeight = final;
     const height = trace?.chainHeight ?? null;
-    const kept = height === null ? single : { ...single, extensions: { chainHeight: height } };
+    // Stamped in place: the result is this execution's own, not yet anyone else's.
+    const kept = single;
+    if (height !== null)
+      (kept as { extensions?: Record<string, unknown> }).extensions = { chainHeight: height };
     this.remember(key, kept, this.ttlMs, final !== null);
     // A latest answer needs the head to be renewed by (and one read while it was unknown, to learn it).
     if (final === null) this.hold();
