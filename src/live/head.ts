@@ -82,10 +82,13 @@ export class ChainHead {
   }
 
   private armHold(): void {
-    this.holdTimer = setTimeout(() => {
-      this.holdTimer = undefined;
-      this.letGo();
-    }, Math.max(0, this.neededUntil - Date.now()));
+    this.holdTimer = setTimeout(
+      () => {
+        this.holdTimer = undefined;
+        this.letGo();
+      },
+      Math.max(0, this.neededUntil - Date.now()),
+    );
     this.holdTimer.unref();
   }
 
