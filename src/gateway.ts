@@ -9,7 +9,7 @@ import { type CacheHead, PublicResponseCache } from './graphql/plugins/response-
 import { createGatewayYoga, type GatewayYoga, gatewayContext, type YogaParts } from './graphql/yoga.js';
 import { createRequestListener } from './http/fast-path.js';
 import type { UpgradeListener } from './http/node-server.js';
-import { EventStreams, SSE_PING_MS, SSE_RETRY_SPREAD_MS } from './http/sse.js';
+import { EventStreams, SSE_PING_MS } from './http/sse.js';
 import { type WebSocketOptions, WebSockets, WS_INIT_TIMEOUT_MS } from './http/websocket.js';
 import { LiveUpdates } from './live/index.js';
 import { StreamAges } from './live/streams.js';
@@ -284,7 +284,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     },
     drain: () => {
       draining = true;
-      streams.closing(SSE_RETRY_SPREAD_MS);
+      streams.draining = true;
       // WebSockets are told to go away (1001): graphql-ws clients reconnect, with their own backoff.
       sockets.close();
       return live.close();

@@ -4,7 +4,7 @@ import { getSSEProcessor, isAsyncIterable } from 'graphql-yoga';
 import { Exchange, type RequestHeaders } from '../exchange/exchange.js';
 import { type CorsPolicy, EVENT_STREAM_HEADERS } from '../exchange/headers.js';
 import { envelopedArgs } from '../graphql/pipeline/enveloped.js';
-import { jitter, SSE, type StreamFraming } from '../graphql/pipeline/framing.js';
+import { SSE, type StreamFraming } from '../graphql/pipeline/framing.js';
 import { refusedForCapacity } from '../graphql/plugins/subscriptions.js';
 import type { GatewayYoga } from '../graphql/yoga.js';
 import {
@@ -48,7 +48,7 @@ export interface EventStreamOptions {
 /** Yoga's ping interval: a comment on every open stream, so that proxies keep it open. */
 export const SSE_PING_MS = 12_000;
 
-export { SSE, SSE_RETRY_SPREAD_MS } from '../graphql/pipeline/framing.js';
+export { SSE } from '../graphql/pipeline/framing.js';
 
 /** One subscriber's socket, written at its pace: events wait (shared frames) up to LIVE_BACKLOG. */
 class EventStream implements LiveSink {
@@ -113,9 +113,9 @@ class EventStream implements LiveSink {
     this.complete();
   }
 
-  /** The stream's end: at a shutdown, a `retry:` hint first, so that the client reconnects elsewhere. */
+  /** The stream's end: at its age or a shutdown, one its client comes back from (elsewhere). */
   private end(): void {
-    this.res.end(this.aged ? this.framing.parting() : this.framing.closing(this.streams.retry()));
+    this.res.end(this.aged || this.streams.draining ? this.framing.parting() : this.framing.closing());
   }
 
   ping(): void {
@@ -165,20 +165,10 @@ function tick({ open, beat }: KeptAlive, now: number): void {
 /** Every open stream of the process, and one keep-alive timer per framing. */
 export class EventStreams {
   private readonly framings = new Map<StreamFraming, KeptAlive>();
-  /** Set once the process shuts down: the bounds of the `retry:` hint streams end with from then on. */
-  private retrySpread: { min: number; max: number } | null = null;
+  /** Set once the process shuts down: streams that end from then on tell their clients to come back. */
+  draining = false;
 
   constructor(readonly options: EventStreamOptions) {}
-
-  /** The process is shutting down: streams that end from now on tell their clients to reconnect. */
-  closing(spread: { min: number; max: number }): void {
-    this.retrySpread = spread;
-  }
-
-  /** The `retry:` hint of a stream that ends now (ms, at random within the spread): null until the process shuts down. */
-  retry(): number | null {
-    return this.retrySpread === null ? null : jitter(this.retrySpread);
-  }
 
   /** Streams an adopted member's events to `res` until the stream ends (its handle says when). */
   stream(res: ServerResponse, handle: StreamHandle, framing: StreamFraming): void {
@@ -282,7 +272,7 @@ async function pumpUngrouped(
       if (!res.write(framing.frameOf({ result: next.value, polledAt: Date.now(), id: undefined })))
         await writable(res);
     }
-    if (!res.destroyed) res.end(framing.closing(null));
+    if (!res.destroyed) res.end(framing.closing());
   } catch {
     // The stream failed after its head: a cut, as any stream whose body cannot go on.
     res.destroy();

@@ -80,16 +80,19 @@ export abstract class StreamFraming {
   abstract opening(): string;
   /** The bytes of one event. */
   protected abstract encode(delivery: Delivery): string;
-  /** The last bytes; `retryMs`: at a shutdown, when the client should come back (null otherwise). */
-  abstract closing(retryMs: number | null): string;
+  /** The last bytes of a stream that is over. */
+  abstract closing(): string;
   /**
    * Whether the framing's clients come back by themselves to a stream that ends without its end:
    * only such streams are ended at their age (MAX_STREAM_AGE_MS, live/streams.ts `StreamAges`).
    */
   readonly reconnects: boolean = false;
-  /** The last bytes of a stream ended at its age: no end, so that its client comes back. */
+  /**
+   * The last bytes of a stream ended for its client to come back (at its age, at a shutdown): a
+   * framing whose clients do not come back by themselves ends it as one that is over.
+   */
   parting(): string {
-    return '';
+    return this.closing();
   }
   /**
    * A subscription the pipeline answered with one result (a refusal, an error), `capacity` the
@@ -174,25 +177,21 @@ class ServerSentEvents extends StreamFraming {
     return `${id === undefined ? '' : `id: ${id}\n`}event: next\ndata: ${resultJson(result)}\n\n`;
   }
 
-  /**
-   * A stream's end: `complete` when it is over; at a drain, a `retry:` and no `complete`, which
-   * would end graphql-sse's client for good instead of bringing it back to another instance.
-   */
-  closing(retryMs: number | null): string {
-    return retryMs === null ? COMPLETE : `retry: ${retryMs}\n\n`;
+  closing(): string {
+    return COMPLETE;
   }
 
   /** An EventSource and graphql-sse's client reconnect to a stream that ends with no `complete`. */
   override readonly reconnects = true;
 
   /**
-   * A stream ended at its age: a drain's `retry:` for this one stream and no `complete`, which
-   * would end graphql-sse's client for good. An EventSource comes back after the `retry:` with its
+   * A stream ended at its age or at a shutdown: a `retry:` and no `complete`, which would end
+   * graphql-sse's client for good. An EventSource comes back after the `retry:` with its
    * Last-Event-ID; graphql-sse's client after its own backoff (it reads no `retry:` and sends no
    * Last-Event-ID of its own).
    */
   override parting(): string {
-    return `retry: ${jitter(SSE_RETRY_SPREAD_MS)}\n\n`;
+    return this.ownRetry();
   }
 
   /**
