@@ -1,10 +1,10 @@
-import { once } from 'node:events';
 import { request as httpRequest } from 'node:http';
-import { connect, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, type ServerLimits } from '../../src/config.js';
 import type { Gateway } from '../../src/gateway.js';
 import { listen, parseAnswer, useGatewayOnDevnet } from '../gateway/helpers.js';
+import { type RawClient, rawSockets } from '../support/raw-socket.js';
 import { until } from '../support/until.js';
 
 /**
@@ -16,9 +16,10 @@ import { until } from '../support/until.js';
 
 const env = useGatewayOnDevnet();
 const servers: Awaited<ReturnType<typeof listen>>[] = [];
-const sockets: Socket[] = [];
+const raw = rawSockets();
+const rawSocket = raw.connect;
 afterEach(async () => {
-  for (const socket of sockets.splice(0)) socket.destroy();
+  raw.destroyAll();
   await Promise.all(servers.splice(0).map((s) => s.close()));
 });
 
@@ -48,27 +49,6 @@ async function sample(gateway: Gateway, name: string, labels: Record<string, str
 const refusals = (gateway: Gateway, reason: string) =>
   sample(gateway, 'http_requests_refused_total', { reason });
 const bodyBytes = (gateway: Gateway) => sample(gateway, 'http_request_body_bytes_in_flight');
-
-/** A raw client socket from `from` (a loopback address), with what it receives and its closing observable. */
-async function rawSocket(port: number, from = '127.0.0.1') {
-  const socket = connect({ port, host: '127.0.0.1', localAddress: from });
-  socket.on('error', () => {});
-  sockets.push(socket);
-  const client = {
-    socket,
-    received: '',
-    closed: new Promise<void>((resolve) => socket.once('close', () => resolve())),
-    /** Its local port, kept: a closed socket no longer names it. */
-    port: 0,
-  };
-  socket.on('data', (chunk: Buffer) => {
-    client.received += chunk.toString();
-  });
-  await once(socket, 'connect');
-  client.port = socket.localPort as number;
-  return client;
-}
-type RawClient = Awaited<ReturnType<typeof rawSocket>>;
 
 /** A request's head; `length` null: a chunked body. */
 const head = (length: number | null, accept: string | undefined = 'application/json') =>

@@ -1,12 +1,12 @@
-import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
-import { connect, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { endianness } from 'node:os';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { loadConfig, type ServerLimits } from '../../src/config.js';
 import type { Gateway } from '../../src/gateway.js';
 import { listen, notPolls, parseAnswer, testSettings, useGatewayOnDevnet } from '../gateway/helpers.js';
+import { type RawClient, rawSockets } from '../support/raw-socket.js';
 import { type Started, startServerProcess } from '../support/server-process.js';
 import { until } from '../support/until.js';
 
@@ -22,9 +22,10 @@ import { until } from '../support/until.js';
 const env = useGatewayOnDevnet();
 const processes: Started[] = [];
 const servers: Awaited<ReturnType<typeof listen>>[] = [];
-const sockets: Socket[] = [];
+const raw = rawSockets();
+const rawSocket = raw.connect;
 afterEach(async () => {
-  for (const socket of sockets.splice(0)) socket.destroy();
+  raw.destroyAll();
   await Promise.all(servers.splice(0).map((s) => s.close()));
 });
 afterAll(() => {
@@ -36,24 +37,6 @@ const QUERY = JSON.stringify({ query: '{ validatorStatistics { totalValidators }
 /** A request's head, announcing `length` bytes of JSON body. */
 const head = (length: number, extra = '') =>
   `POST /graphql HTTP/1.1\r\nHost: gateway.test\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n${extra}\r\n`;
-
-/** A raw client socket from `from` (a loopback address), with what it receives and its closing observable. */
-async function rawSocket(port: number, from = '127.0.0.1') {
-  const socket = connect({ port, host: '127.0.0.1', localAddress: from });
-  socket.on('error', () => {});
-  sockets.push(socket);
-  const client = {
-    socket,
-    received: '',
-    closed: new Promise<void>((resolve) => socket.once('close', () => resolve())),
-  };
-  socket.on('data', (chunk: Buffer) => {
-    client.received += chunk.toString();
-  });
-  await once(socket, 'connect');
-  return client;
-}
-type RawClient = Awaited<ReturnType<typeof rawSocket>>;
 
 /** One request on a connection of its own from `from`: its status, headers and parsed answer. */
 function post(url: string, body: string, from: string, headers: Record<string, string> = {}) {

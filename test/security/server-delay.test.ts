@@ -1,12 +1,11 @@
-import { once } from 'node:events';
 import type { RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig, type ServerLimits } from '../../src/config.js';
 import type { Gateway } from '../../src/gateway.js';
 import { createGatewayServer } from '../../src/http/node-server.js';
 import { parseAnswer, useGatewayOnDevnet } from '../gateway/helpers.js';
+import { rawSockets } from '../support/raw-socket.js';
 
 /**
  * Intake judges a body's pace and first byte by what the client sent (src/http/intake.ts), so the
@@ -19,9 +18,10 @@ import { parseAnswer, useGatewayOnDevnet } from '../gateway/helpers.js';
 const env = useGatewayOnDevnet();
 const defaults = loadConfig({});
 const closing: (() => Promise<void>)[] = [];
-const sockets: Socket[] = [];
+const raw = rawSockets();
+const rawSocket = raw.connect;
 afterEach(async () => {
-  for (const socket of sockets.splice(0)) socket.destroy();
+  raw.destroyAll();
   await Promise.all(closing.splice(0).map((close) => close()));
 });
 
@@ -58,22 +58,6 @@ const slowBodies = async (gateway: Gateway) => {
     ?.values;
   return values?.find((v) => v.labels.reason === 'slow_body')?.value ?? 0;
 };
-
-async function rawSocket(port: number) {
-  const socket = connect({ port, host: '127.0.0.1' });
-  socket.on('error', () => {});
-  sockets.push(socket);
-  const client = {
-    socket,
-    received: '',
-    closed: new Promise<void>((resolve) => socket.once('close', () => resolve())),
-  };
-  socket.on('data', (chunk: Buffer) => {
-    client.received += chunk.toString();
-  });
-  await once(socket, 'connect');
-  return client;
-}
 
 const head = (length: number) =>
   'POST /graphql HTTP/1.1\r\nHost: gateway.test\r\nContent-Type: application/json\r\n' +
