@@ -22,8 +22,11 @@ import { headersOf } from './node-response.js';
  * coded JSON answer with `connection: close`, counted in `http_requests_refused_total{reason}`:
  * - the body cap, decided here alone: a declared length over MAX_REQUEST_BYTES, 413 before a byte
  *   is read; a chunked body judged as its readers read it (exchange/body.ts' `bodyWithin`), and cut;
+ * - a body on a GET or a HEAD, which nothing would read (400, `unread_body`); a chunked body
+ *   still arriving when its answer goes out ends its connection;
  * - bytes of bodies in flight, each reserved at its declared length (chunked: the cap) until its
- *   request closes: per process (503, `body_budget`) and per client (429, `client_body_budget`);
+ *   request closes, and of WebSocket operations until answered (`MessageBudget`): per process
+ *   (503, `body_budget`) and per client (429, `client_body_budget`);
  * - a client's (rate-limit.ts' identity) sockets, or with TRUST_PROXY > 0 its requests in flight
  *   (429, `client_connections`);
  * - a body's pace (BODY_TIMEOUT_MS, MIN_BODY_RATE) and first byte (BODY_FIRST_BYTE_MS): 408,
@@ -174,34 +177,70 @@ export class Intake {
     else if (req.headers['transfer-encoding'] !== undefined) bytes = this.maxRequestBytes;
     else return true;
     if (!(bytes > 0)) return true;
+    // Nothing reads the body of a GET or a HEAD (an SSE stream's included): it would hold its
+    // reservation, unread, for as long as its answer lasts.
+    if (req.method === 'GET' || req.method === 'HEAD') {
+      this.metrics.observeIntakeRefused('unread_body');
+      refuse(this.cors, req, res, 400, {
+        message: `A ${req.method} request carries no body.`,
+        code: 'BAD_USER_INPUT',
+      });
+      return false;
+    }
     if (bytes > this.maxRequestBytes) {
       this.metrics.observeIntakeRefused('body_too_large');
       refuse(this.cors, req, res, 413, TOO_LARGE);
       return false;
     }
+    const client = forwarded ?? this.socketClient(req.socket);
+    const refused = this.charge(client, bytes);
+    if (refused !== null) {
+      const { status, ...error } = refused;
+      refuse(this.cors, req, res, status, error);
+      return false;
+    }
+    this.reserve(new Arriving(this, req, res, bytes, client, this.arriving.length));
+    return true;
+  }
+
+  /**
+   * `bytes` more of `client`'s request bodies (or WebSocket messages) in flight, against the process
+   * budget, then the client's share: held (null), or refused (counted) with the refusal's status.
+   */
+  charge(client: string, bytes: number): (Refusal & { status: number }) | null {
     // The process budget first: a client that fills it alone (a share as large) is told so as before.
     if (this.inFlight + bytes > this.limits.maxInflightBodyBytes) {
       this.metrics.observeIntakeRefused('body_budget');
-      refuse(this.cors, req, res, 503, {
+      return {
+        status: 503,
         message: 'The server is receiving too many request bodies at once: retry shortly.',
         code: 'RATE_LIMITED',
         retryAfterMs: RETRY_AFTER_MS,
-      });
-      return false;
+      };
     }
-    const client = forwarded ?? this.socketClient(req.socket);
     const held = this.clientBodies.get(client) ?? 0;
     if (held + bytes > this.limits.maxInflightBodyBytesPerClient) {
       this.metrics.observeIntakeRefused('client_body_budget');
-      refuse(this.cors, req, res, 429, {
+      return {
+        status: 429,
         message: `This client is sending too many request bodies at once: at most ${this.limits.maxInflightBodyBytesPerClient} bytes.`,
         code: 'RATE_LIMITED',
         retryAfterMs: RETRY_AFTER_MS,
-      });
-      return false;
+      };
     }
-    this.reserve(new Arriving(this, req, res, bytes, client, this.arriving.length), held);
-    return true;
+    this.inFlight += bytes;
+    this.clientBodies.set(client, held + bytes);
+    this.metrics.bodyBytesInFlight.inc(bytes);
+    return null;
+  }
+
+  /** Gives back `bytes` that `charge` held for `client`. */
+  discharge(client: string, bytes: number): void {
+    this.inFlight -= bytes;
+    const held = (this.clientBodies.get(client) ?? bytes) - bytes;
+    if (held > 0) this.clientBodies.set(client, held);
+    else this.clientBodies.delete(client);
+    this.metrics.bodyBytesInFlight.dec(bytes);
   }
 
   /**
@@ -227,6 +266,7 @@ export class Intake {
         this.clients.set(forwarded, (this.clients.get(forwarded) ?? 0) + 1);
         socket.once('close', () => this.left(forwarded));
       }
+      (req as Budgeted)[MESSAGE_BUDGET] = new MessageBudget(this, forwarded ?? this.socketClient(req.socket));
       listener(req, socket, head);
     };
   }
@@ -291,17 +331,16 @@ export class Intake {
     refuse(this.cors, req, res, 429, this.tooManyConnectionsError());
   }
 
-  /** Holds an admitted body's bytes (its client held `held` before) until its request closes. */
-  private reserve(body: Arriving, held: number): void {
-    this.inFlight += body.bytes;
-    this.clientBodies.set(body.client, held + body.bytes);
-    this.metrics.bodyBytesInFlight.inc(body.bytes);
+  /** Watches an admitted body, whose bytes `charge` holds, until its request closes. */
+  private reserve(body: Arriving): void {
     this.arriving.push(body);
     // node:http closes a request once its body has been read (or its socket goes), long before a
     // stream's end: one listener for every request, the body on the request, where its readers
     // find their judge.
     (body.req as Reserving)[BODY_ADMISSION] = body;
     body.req.on('close', this.requestClosed);
+    // A body of unknown length answered before it was read to its end (a 404, a refusal).
+    if (body.req.headers['content-length'] === undefined) body.res.once('finish', () => this.unread(body));
     if (this.timer === null) this.timer = setTimeout(this.tick, this.tickMs).unref();
   }
 
@@ -323,11 +362,18 @@ export class Intake {
       last.index = body.index;
     }
     body.index = -1;
-    this.inFlight -= body.bytes;
-    const held = (this.clientBodies.get(body.client) ?? body.bytes) - body.bytes;
-    if (held > 0) this.clientBodies.set(body.client, held);
-    else this.clientBodies.delete(body.client);
-    this.metrics.bodyBytesInFlight.dec(body.bytes);
+    this.discharge(body.client, body.bytes);
+  }
+
+  /**
+   * A chunked body still arriving once its answer went out: node:http would discard the rest,
+   * however long, with no reader to ask the cap (nor an event to count it by), so its connection
+   * ends with the answer, as after a refusal.
+   */
+  private unread(body: Arriving): void {
+    if (body.index < 0 || body.req.complete) return;
+    this.release(body);
+    body.req.socket?.destroySoon();
   }
 
   /**
@@ -355,6 +401,11 @@ export class Intake {
       const body = this.arriving[i] as Arriving;
       const { req } = body;
       if (req.complete) continue;
+      // Answered and detached from its socket, a request is not closed when the socket is.
+      if (req.socket === null || req.socket.destroyed) {
+        this.release(body);
+        continue;
+      }
       const read = req.socket?.bytesRead ?? body.seen;
       if (body.seen < 0) {
         body.deadline = now + bodyTimeoutMs;
@@ -406,6 +457,34 @@ export interface Refusal {
   code: ErrorCode;
   retryAfterMs?: number;
 }
+
+/**
+ * A WebSocket's share of the body budget (its client's, as intake counts clients): each operation's
+ * message is held from its arrival until it is answered (http/websocket.ts), as a request's body is
+ * until it has arrived, since one socket carries many at once.
+ */
+export class MessageBudget {
+  constructor(
+    private readonly intake: Intake,
+    private readonly client: string,
+  ) {}
+
+  /** Holds `bytes`; the refusal (RATE_LIMITED) when the process budget or the client's share is full. */
+  hold(bytes: number): (Refusal & { status: number }) | null {
+    return this.intake.charge(this.client, bytes);
+  }
+
+  release(bytes: number): void {
+    this.intake.discharge(this.client, bytes);
+  }
+}
+
+const MESSAGE_BUDGET = Symbol('message budget');
+type Budgeted = IncomingMessage & { [MESSAGE_BUDGET]?: MessageBudget };
+
+/** The budget an upgrade's messages are charged to, which intake set on its request; null: none judges them. */
+export const messageBudgetOf = (req: IncomingMessage): MessageBudget | null =>
+  (req as Budgeted)[MESSAGE_BUDGET] ?? null;
 
 /**
  * A refusal answered before (or instead of) reading the request's body, with the headers of every

@@ -28,7 +28,7 @@ import type { GatewayYoga } from '../graphql/yoga.js';
 import { type Beat, type Delivery, type LiveSink, type StreamAges, StreamHandle } from '../live/streams.js';
 import { errorSummary } from '../ops/logger.js';
 import { CLIENT_HEADER_NAMES, type Telemetry } from '../ops/request-trace.js';
-import { refuseSocket } from './intake.js';
+import { type MessageBudget, messageBudgetOf, refuseSocket } from './intake.js';
 
 /**
  * GraphQL over WebSocket on /graphql: the `graphql-transport-ws` protocol (The Guild's graphql-ws
@@ -127,6 +127,8 @@ interface Operation {
   answered: boolean;
   /** Whether it holds one of the socket's places for operations in flight (not a subscription). */
   placed: boolean;
+  /** Bytes of its message held in the client's body budget until it is answered (intake.ts). */
+  held: number;
 }
 
 /** One socket: its client's headers and credential, its operations, what waits to be written. */
@@ -141,6 +143,10 @@ class Connection {
   private inFlight = 0;
   /** connectionParams.authorization, else the upgrade's Authorization header (set at connection_init). */
   private authorization: string | null;
+  /** Bytes of the message being handled (graphql-ws calls onSubscribe within its `message` event); -1: none. */
+  private arrived = -1;
+  /** Intake's share of the body budget for the socket's client; null: nothing judges the messages. */
+  private readonly budget: MessageBudget | null;
   readonly operations = new Map<string, Operation>();
   /** The headers every operation of the socket is read with. */
   readonly headers: RequestHeaders;
@@ -151,7 +157,12 @@ class Connection {
     readonly sockets: WebSockets,
   ) {
     this.authorization = req.headers.authorization ?? null;
+    this.budget = messageBudgetOf(req);
     this.endsAt = sockets.options.ages.deadline();
+    // Before graphql-ws's own listener, which hands the message's operation to onSubscribe at once.
+    ws.prependListener('message', (data: Buffer) => {
+      this.arrived = data.length;
+    });
     // Read now: the rate limit asks for it when the socket may have gone.
     void req.socket.remoteAddress;
     const upgrade = req.headers;
@@ -232,6 +243,33 @@ class Connection {
     return true;
   }
 
+  /**
+   * The operation's message held in the client's body budget until it is answered: the refusal
+   * (RATE_LIMITED) when the budget has no room. A message whose size went unseen weighs the cap.
+   */
+  hold(operation: Operation): GatewayError | null {
+    const bytes = this.arrived < 0 ? this.sockets.options.maxMessageBytes : this.arrived;
+    this.arrived = -1;
+    const refused = this.budget?.hold(bytes) ?? null;
+    if (refused === null) {
+      operation.held = this.budget === null ? 0 : bytes;
+      return null;
+    }
+    const { message, code, retryAfterMs, status } = refused;
+    const retryAfter = String(Math.ceil((retryAfterMs ?? 1_000) / 1_000));
+    return new GatewayError(message, code, {
+      retryAfterMs,
+      http: { status, headers: { 'retry-after': retryAfter } },
+    });
+  }
+
+  /** Gives an operation's message back to the budget, once: it has been answered, or its socket closed. */
+  unhold(operation: Operation): void {
+    if (operation.held === 0) return;
+    this.budget?.release(operation.held);
+    operation.held = 0;
+  }
+
   private unplace(operation: Operation): void {
     if (!operation.placed) return;
     operation.placed = false;
@@ -244,7 +282,10 @@ class Connection {
       if (!operation.answered) attempt(() => operation.exchange.closed());
       attempt(() => operation.handle?.closed());
     }
-    for (const operation of this.operations.values()) this.unplace(operation);
+    for (const operation of this.operations.values()) {
+      this.unplace(operation);
+      this.unhold(operation);
+    }
     this.operations.clear();
   }
 }
@@ -451,11 +492,21 @@ export class WebSockets {
     const params = paramsOf(payload);
     const shape = this.options.documents.shapeOf(params.query, params.operationName);
     const handle = shape === 'subscription' ? new StreamHandle(undefined, exchange.cancel) : null;
-    const operation: Operation = { id, connection, exchange, handle, answered: false, placed: false };
+    const operation: Operation = {
+      id,
+      connection,
+      exchange,
+      handle,
+      answered: false,
+      placed: false,
+      held: 0,
+    };
     connection.operations.set(id, operation);
     // A subscription's operation lasts as long as its stream, however the stream ends.
     handle?.onEnd(() => connection.forget(operation));
     try {
+      const overBudget = connection.hold(operation);
+      if (overBudget !== null) return await this.refused(operation, [overBudget]);
       if (!connection.place(operation))
         return await this.refused(operation, [tooManyOperations(this.options.maxOperations)]);
       const declined = this.options.routing.declines({
@@ -505,6 +556,7 @@ export class WebSockets {
 
   private answered(operation: Operation, status: number): void {
     operation.answered = true;
+    operation.connection.unhold(operation);
     operation.exchange.end(status);
     if (!operation.handle) operation.connection.forget(operation);
   }

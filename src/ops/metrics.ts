@@ -37,7 +37,8 @@ export type IntakeRefusal =
   | 'client_body_budget'
   | 'body_too_large'
   | 'client_connections'
-  | 'slow_body';
+  | 'slow_body'
+  | 'unread_body';
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
@@ -137,7 +138,7 @@ export class GatewayMetrics {
   });
   private readonly intakeRefused = new Counter({
     name: 'http_requests_refused_total',
-    help: 'Requests refused at intake, before any GraphQL work, by reason: body_budget (MAX_INFLIGHT_BODY_BYTES of request bodies already in flight: 503), client_body_budget (the client already holds MAX_INFLIGHT_BODY_BYTES_PER_CLIENT of them: 429), body_too_large (a body declaring or bringing more than MAX_REQUEST_BYTES: 413), client_connections (MAX_CONNECTIONS_PER_CLIENT: 429), slow_body (a body arriving slower than its minimum rate, or nothing of it within BODY_FIRST_BYTE_MS: 408).',
+    help: 'Requests refused at intake, before any GraphQL work, by reason: body_budget (MAX_INFLIGHT_BODY_BYTES of request bodies and WebSocket operations already in flight: 503, or RATE_LIMITED on the operation), client_body_budget (the client already holds MAX_INFLIGHT_BODY_BYTES_PER_CLIENT of them: 429), unread_body (a GET or HEAD with a body: 400), body_too_large (a body declaring or bringing more than MAX_REQUEST_BYTES: 413), client_connections (MAX_CONNECTIONS_PER_CLIENT: 429), slow_body (a body arriving slower than its minimum rate, or nothing of it within BODY_FIRST_BYTE_MS: 408).',
     labelNames: ['reason'] as const,
     collect: () => this.flushTallies(),
     registers: [this.registry],
@@ -145,7 +146,7 @@ export class GatewayMetrics {
   /** Bytes of request bodies admitted and still arriving (MAX_INFLIGHT_BODY_BYTES at most). */
   readonly bodyBytesInFlight = new Gauge({
     name: 'http_request_body_bytes_in_flight',
-    help: 'Bytes of request bodies admitted and not yet fully received (MAX_INFLIGHT_BODY_BYTES at most per process).',
+    help: 'Bytes of request bodies admitted and not yet fully received, and of WebSocket operations not yet answered (MAX_INFLIGHT_BODY_BYTES at most per process).',
     registers: [this.registry],
   });
   private readonly unknownEnums = new Counter({

@@ -297,6 +297,81 @@ describe("a client's share of MAX_INFLIGHT_BODY_BYTES, and the first byte of a b
   });
 });
 
+describe('a body nobody reads', () => {
+  const stalls = {
+    bodyFirstByteMs: 60_000,
+    bodyTimeoutMs: 60_000,
+    headersTimeoutMs: 60_000,
+    requestTimeoutMs: 60_000,
+  };
+  const SUBSCRIBE = '/graphql?query=subscription%7BblockAdded%7Bheight%7D%7D';
+
+  it('is refused on a GET or a HEAD (400) before the request is served: an event stream holds no share of the budget', async () => {
+    const { gateway, port } = await serve(stalls);
+    const requests = [
+      `GET ${SUBSCRIBE} HTTP/1.1\r\nHost: gateway.test\r\nAccept: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n`,
+      `GET ${SUBSCRIBE} HTTP/1.1\r\nHost: gateway.test\r\nAccept: text/event-stream\r\nContent-Length: 50000\r\n\r\nhello`,
+      'HEAD /graphql HTTP/1.1\r\nHost: gateway.test\r\nContent-Length: 5\r\n\r\nhello',
+    ];
+    const clients = await Promise.all(requests.map(() => rawSocket(port)));
+    for (const [i, client] of clients.entries()) client.socket.write(requests[i] as string);
+    await Promise.all(clients.map((c) => c.closed));
+    for (const [i, { received }] of clients.entries()) {
+      expect(received).toMatch(/^HTTP\/1\.1 400 /);
+      expect(received).toMatch(/\r\nconnection: close\r\n/i);
+      if (i < 2) {
+        expect(answerOf(received)).toEqual({
+          errors: [{ message: 'A GET request carries no body.', extensions: { code: 'BAD_USER_INPUT' } }],
+        });
+      }
+    }
+    expect(await refusals(gateway, 'unread_body')).toBe(3);
+    expect(await bodyBytes(gateway)).toBe(0);
+    // A GET that says its body is empty is served as any other.
+    const empty = await rawSocket(port);
+    empty.socket.write(
+      'GET /graphql?query=%7BvalidatorStatistics%7BtotalValidators%7D%7D HTTP/1.1\r\nHost: gateway.test\r\n' +
+        'Accept: application/json\r\nx-graphql-csrf: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n',
+    );
+    await empty.closed;
+    expect(empty.received).toMatch(/^HTTP\/1\.1 200 /);
+  });
+
+  it('ends its connection with the answer, chunked, when its answer went out before it was read', async () => {
+    const { gateway, port, accepted } = await serve(stalls);
+    // Paths that answer without reading a body: not found, and the readiness probe.
+    const paths = ['/nowhere', '/readyz'];
+    const clients = await Promise.all(paths.map(() => rawSocket(port)));
+    await Promise.all(
+      clients.map((client, i) => {
+        client.socket.write(head(null).replace('/graphql', paths[i] as string));
+        return pump(client, 20_000_000, true);
+      }),
+    );
+    await Promise.all(clients.map((c) => c.closed));
+    for (const client of clients) {
+      expect(client.received).toMatch(/^HTTP\/1\.1 (404|200) /);
+      const server = accepted.get(client.port) as Socket;
+      await until(() => server.destroyed, { what: "the server's end closed" });
+      // What had come when the answer went out: the head, and the socket reads under way.
+      expect(server.bytesRead).toBeLessThan(READS);
+    }
+    expect(await bodyBytes(gateway)).toBe(0);
+  });
+
+  it('gives its share back when its client hangs up after the answer', async () => {
+    const { gateway, port } = await serve(stalls);
+    const client = await rawSocket(port);
+    client.socket.write(`${head(100_000).replace('/graphql', '/nowhere')}{"query"`);
+    await until(() => /\r\n\r\n/.test(client.received), { what: 'the answer' });
+    expect(client.received).toMatch(/^HTTP\/1\.1 404 /);
+    expect(await bodyBytes(gateway)).toBe(100_000);
+    client.socket.destroy();
+    await until(async () => (await bodyBytes(gateway)) === 0, { what: 'the share given back' });
+    expect(await refusals(gateway, 'slow_body')).toBe(0);
+  });
+});
+
 describe('MAX_INFLIGHT_BODY_BYTES_PER_CLIENT and BODY_FIRST_BYTE_MS', () => {
   it('default to 4 × MAX_REQUEST_BYTES (within the process budget) and 2 s', () => {
     expect(defaults.server.maxInflightBodyBytesPerClient).toBe(400_000);

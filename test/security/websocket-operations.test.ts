@@ -27,9 +27,15 @@ afterAll(async () => {
   await Promise.all(closers.map((close) => close()));
 });
 
-/** A gateway bounded to `operations` in flight per socket, served as main.ts serves it; its ws:// URL. */
-async function served(operations: number): Promise<{ gateway: Gateway; url: string }> {
-  const base = loadConfig({});
+/**
+ * A gateway bounded to `operations` in flight per socket, configured by `vars` over the defaults,
+ * served as main.ts serves it; its ws:// URL.
+ */
+async function served(
+  operations: number,
+  vars: Record<string, string> = {},
+): Promise<{ gateway: Gateway; url: string }> {
+  const base = loadConfig(vars);
   const gateway = env.coldGateway({ limits: { ...base.limits, operationsPerSocket: operations } });
   const server = createGatewayServer(gateway, base);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -43,8 +49,14 @@ async function served(operations: number): Promise<{ gateway: Gateway; url: stri
   return { gateway, url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}/graphql` };
 }
 
-function client(url: string): Client {
-  const made = createClient({ url, webSocketImpl: WebSocket, retryAttempts: 0, lazy: false });
+/** A graphql-ws client; `from`: the loopback address its socket comes from (another client). */
+function client(url: string, from = '127.0.0.1'): Client {
+  class From extends WebSocket {
+    constructor(address: string, protocols?: string | string[]) {
+      super(address, protocols, { localAddress: from });
+    }
+  }
+  const made = createClient({ url, webSocketImpl: From, retryAttempts: 0, lazy: false });
   clients.push(made);
   return made;
 }
@@ -113,5 +125,47 @@ describe('operations in flight on one WebSocket', () => {
     const after = await start(c, blockQuery(5)).done;
     expect(after.results).toEqual([{ data: { block: { height: 5 } } }]);
     expect(stream.outcome.ended).toBe(false);
+  });
+});
+
+describe("operations' bytes on WebSockets (MAX_INFLIGHT_BODY_BYTES_PER_CLIENT)", () => {
+  it("count against the client's share of the body budget until answered: the one past it is refused, another client is not", async () => {
+    // A cap of 10,000 bytes: each client's share is 40,000, four operations of about 9,000.
+    const { gateway, url } = await served(100, { MAX_REQUEST_BYTES: '10000' });
+    const bodyBytes = async () =>
+      (await gateway.metrics.registry.getSingleMetric('http_request_body_bytes_in_flight')?.get())?.values[0]
+        ?.value ?? 0;
+    const padded = (height: number) => ({
+      query: `{ block(height: ${height}) { height } }`.padEnd(9_000, ' '),
+    });
+    // What each operation's message weighs on the wire (graphql-ws's `subscribe` message).
+    const weight = (id: string, height: number) =>
+      Buffer.byteLength(JSON.stringify({ id, type: 'subscribe', payload: padded(height) }));
+    const c = client(url);
+    const release = env.devnet.hold('scan');
+    const before = scanCalls();
+    const held = [1, 2, 3, 4].map((height) => start(c, padded(height)));
+    await until(() => scanCalls() === before + 4, { what: 'four operations waiting on the search service' });
+    // graphql-ws's client names its operations by UUID: each message weighs the same.
+    const each = weight('00000000-0000-4000-8000-000000000000', 1);
+    expect(await bodyBytes()).toBe(4 * each);
+    const over = await start(c, padded(5)).done;
+    expect(over.results).toEqual([]);
+    expect(over.errors?.map((e) => e.extensions)).toEqual([{ code: 'RATE_LIMITED', retryAfterMs: 1_000 }]);
+    expect(over.errors?.[0].message).toBe(
+      'This client is sending too many request bodies at once: at most 40000 bytes.',
+    );
+    // Nothing of the refused one reached an upstream; another client (another address) holds a
+    // share of its own: its operation is admitted, and waits on the search service too.
+    expect(scanCalls()).toBe(before + 4);
+    const other = start(client(url, '127.0.0.2'), padded(5));
+    await until(() => scanCalls() === before + 5, { what: "the other client's operation under way" });
+    expect(held.map((h) => h.outcome.ended)).toEqual([false, false, false, false]);
+    release();
+    const answered = await Promise.all([...held, other].map((h) => h.done));
+    expect(answered.map((a) => a.results.map((r) => r.data.block.height))).toEqual([[1], [2], [3], [4], [5]]);
+    expect(await bodyBytes()).toBe(0);
+    const refused = await gateway.metrics.registry.getSingleMetric('http_requests_refused_total')?.get();
+    expect(refused?.values.find((v) => v.labels.reason === 'client_body_budget')?.value).toBe(1);
   });
 });
