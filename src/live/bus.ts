@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createRedisEventTarget } from '@graphql-yoga/redis-event-target';
-import { createPubSub, FixedBuffer, type PubSub } from 'graphql-yoga';
+import { FixedBuffer, Repeater } from 'graphql-yoga';
 import type { Redis } from 'ioredis';
 import type { RedisRejectedKind } from '../ops/metrics.js';
 import { hashTag, type KeyedRedis, type RedisListener, type RedisStore } from '../scale/redis.js';
@@ -57,34 +57,41 @@ export type Claim =
   | { claim: 'elsewhere' }
   | { claim: 'undecided' };
 
-/** Pub/sub channels per source: plenty for one poll's events, however many the subscribers. */
+/** Events waiting for one listener: plenty for one poll's events, however many the subscribers. */
 const PUBSUB_BUFFER = 10_000;
 
-type Topics = Record<string, [LiveEvent]>;
-/** What crosses Redis: signed or sealed text, checked by the listener (null: an empty message). */
-type Wire = Record<string, [string | null]>;
+/** Where a bus's messages are dispatched, by channel: in process, or Redis pub/sub's (listener). */
+interface Channels {
+  addEventListener(topic: string, listener: (event: Event) => void): void;
+  removeEventListener(topic: string, listener: (event: Event) => void): void;
+}
 
-/** Starts pumping a topic of `pubsub` into `deliver`; the returned function stops it. */
-function pump<T>(
-  pubsub: PubSub<Record<string, [T]>>,
-  topic: string,
-  deliver: (value: T) => void,
-): () => void {
-  const events = pubsub.subscribe(topic);
+/**
+ * Starts pumping a channel of `channels` into `deliver`, each message after the last was delivered
+ * (a queue of its own: graphql-yoga's createPubSub shares one buffer between every subscription,
+ * so that a message waiting for one channel's reader was taken by another's); the returned
+ * function stops it.
+ */
+function pump<T>(channels: Channels, topic: string, deliver: (value: T) => void): () => void {
+  const events = new Repeater<T>((push, stop) => {
+    const listener = (event: Event) => void push((event as CustomEvent<T>).detail);
+    channels.addEventListener(topic, listener);
+    void stop.then(() => channels.removeEventListener(topic, listener));
+  }, new FixedBuffer(PUBSUB_BUFFER));
   void (async () => {
-    for await (const event of events) deliver(event as T);
+    for await (const event of events) deliver(event);
   })();
   return () => {
-    void events.return?.();
+    void events.return();
   };
 }
 
 /** Each process polls for itself and delivers in process. */
 export class LocalBus implements LiveBus {
-  private readonly pubsub = createPubSub<Topics>({ repeaterBuffer: new FixedBuffer(PUBSUB_BUFFER) });
+  private readonly channels = new EventTarget();
 
   listen(source: string, deliver: (event: LiveEvent) => void): () => void {
-    return pump(this.pubsub, source, deliver);
+    return pump(this.channels, source, deliver);
   }
 
   async claim(): Promise<Claim> {
@@ -96,7 +103,7 @@ export class LocalBus implements LiveBus {
   }
 
   async publish(source: string, events: LiveEvent[]): Promise<boolean> {
-    for (const event of events) this.pubsub.publish(source, event);
+    for (const event of events) this.channels.dispatchEvent(new CustomEvent(source, { detail: event }));
     return true;
   }
 
@@ -231,7 +238,8 @@ export class RedisBus implements LiveBus {
   private readonly owner = randomBytes(8).toString('hex');
   /** Where the events of every source come in (redis.ts: one connection, or one per shard). */
   private readonly listener: RedisListener;
-  private readonly pubsub: PubSub<Wire>;
+  /** The listener's channels: messages stay text until checked against their channel. */
+  private readonly channels: Channels;
   private readonly publishScript: string;
   /** Where events go while this process is cut off from Redis: its own subscribers. */
   private readonly local = new LocalBus();
@@ -267,16 +275,12 @@ export class RedisBus implements LiveBus {
     this.listener = redis.listener((channel) => {
       for (const resume of [...(this.resumers.get(channel) ?? [])]) resume();
     });
-    this.pubsub = createPubSub<Wire>({
-      eventTarget: createRedisEventTarget({
-        // Never used to publish: events are published by the fenced script.
-        publishClient: redis.client as Redis,
-        subscribeClient: this.listener.target,
-        // Messages stay text until the listener has checked them against their channel.
-        serializer: { stringify: String, parse: (message) => message },
-      }),
-      repeaterBuffer: new FixedBuffer(PUBSUB_BUFFER),
-    });
+    this.channels = createRedisEventTarget({
+      // Never used to publish: events are published by the fenced script.
+      publishClient: redis.client as Redis,
+      subscribeClient: this.listener.target,
+      serializer: { stringify: String, parse: (message) => message },
+    }) as Channels;
   }
 
   /** A source's lease, state or channel: one hash tag for the three, so one script reaches them. */
@@ -309,7 +313,7 @@ export class RedisBus implements LiveBus {
 
   listen(source: string, deliver: (event: LiveEvent) => void, resumed?: () => void): () => void {
     const channel = this.key('events', source);
-    const fromRedis = pump(this.pubsub, channel, (message) => {
+    const fromRedis = pump<string | null>(this.channels, channel, (message) => {
       const event = this.unwrap(source, channel, message ?? '', 'event');
       if (event !== null && this.fresh(source, event.at)) deliver(JSON.parse(event.text) as LiveEvent);
     });
