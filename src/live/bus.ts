@@ -19,8 +19,9 @@ import type { LiveEvent } from './events.js';
  * value this process last wrote (one script); a process that cannot tell whether it holds a lease
  * does not poll while it still listens. Nothing read back is trusted (contract.md §8, §9): events,
  * states and leases are signed or sealed (redis-values.ts) with their place in the source's order
- * (`Place`); what is not newer than what this process has seen is dropped, and a stale state taken
- * as none unless its own last state is the newest it knows (docs/decisions/0010-live-bus-fails-closed.md).
+ * and when they were written (`Place`); what is not newer than what this process has seen, or
+ * older than a state lives, is dropped, and a stale state taken as none unless its own last state
+ * is the newest it knows (docs/decisions/0010-live-bus-fails-closed.md).
  */
 export interface LiveBus {
   /**
@@ -131,19 +132,29 @@ export class LocalBus implements LiveBus {
 interface Place {
   epoch: number;
   n: number;
+  /** When it was written (ms since the epoch): what a process that has seen nothing newer goes by. */
+  t: number;
 }
+
+/**
+ * How long a message may be taken, from when it was written: a state's lifetime in Redis (three
+ * leases), which no event it follows outlives. A process that has heard nothing of a source (just
+ * started, or its order forgotten) has no order to drop a replay by, and goes by this alone.
+ */
+const lifetimeMs = (leaseMs: number) => 3 * leaseMs;
 
 const after = (a: Place, b: Place | null): boolean =>
   b === null || a.epoch > b.epoch || (a.epoch === b.epoch && a.n > b.n);
 
-/** A text with its place, as it is signed or sealed: `<epoch>.<n>.<text>`. */
-const placed = (at: Place, text: string) => `${at.epoch}.${at.n}.${text}`;
+/** A text with its place, as it is signed or sealed: `<epoch>.<n>.<t>.<text>`. */
+const placed = (at: Place, text: string) => `${at.epoch}.${at.n}.${at.t}.${text}`;
 
 /** The place and text of what `placed` made; null for anything else. */
 function unplaced(text: string): { at: Place; text: string } | null {
-  const found = /^(\d{1,16})\.(\d{1,16})\./.exec(text);
+  const found = /^(\d{1,16})\.(\d{1,16})\.(\d{1,16})\./.exec(text);
   if (!found) return null;
-  return { at: { epoch: Number(found[1]), n: Number(found[2]) }, text: text.slice(found[0].length) };
+  const at = { epoch: Number(found[1]), n: Number(found[2]), t: Number(found[3]) };
+  return { at, text: text.slice(found[0].length) };
 }
 
 /** What this process knows of one source's order. */
@@ -332,8 +343,19 @@ export class RedisBus implements LiveBus {
     };
   }
 
-  /** Whether an event heard at `at` is newer than the last one accepted of `source`; if so, it is the last. */
+  /** Whether a message written at `at` is past its lifetime (counted): taken by no process. */
+  private expired(at: Place): boolean {
+    if (Date.now() - at.t <= lifetimeMs(this.options.leaseMs)) return false;
+    this.values.rejected('stale');
+    return true;
+  }
+
+  /**
+   * Whether an event heard at `at` is within its lifetime and newer than the last one accepted of
+   * `source`; if so, it is the last.
+   */
   private fresh(source: string, at: Place): boolean {
+    if (this.expired(at)) return false;
     const order = this.orders.of(source);
     if (!after(at, order.heard)) {
       this.values.rejected('stale');
@@ -353,7 +375,7 @@ export class RedisBus implements LiveBus {
   /** The source's lease and state keys, and the expiries the scripts take. */
   private leaseArgs(source: string) {
     const { leaseMs } = this.options;
-    return [this.key('lease', source), this.key('state', source), leaseMs, leaseMs * 3] as const;
+    return [this.key('lease', source), this.key('state', source), leaseMs, lifetimeMs(leaseMs)] as const;
   }
 
   /**
@@ -483,7 +505,8 @@ export class RedisBus implements LiveBus {
   private stateOf(source: string, stored: string | null): { at: Place; state: unknown } | null {
     if (stored === null) return null;
     const found = this.unwrap(source, this.key('state', source), stored, 'state');
-    return found === null ? null : { at: found.at, state: JSON.parse(found.text) };
+    if (found === null || this.expired(found.at)) return null;
+    return { at: found.at, state: JSON.parse(found.text) };
   }
 
   /** Renews the lease while a poll runs, if it is still the value this process last wrote. */
@@ -517,7 +540,8 @@ export class RedisBus implements LiveBus {
     const [lease, stateKey, , stateTtlMs] = this.leaseArgs(source);
     const channel = this.key('events', source);
     // Each message its own place, the state after the events it follows.
-    const next = (): Place => ({ epoch: mine.epoch, n: ++mine.n });
+    const now = Date.now();
+    const next = (): Place => ({ epoch: mine.epoch, n: ++mine.n, t: now });
     const wired = events.map((event) => this.wrap(source, channel, next(), JSON.stringify(event)));
     const stateAt = next();
     try {

@@ -19,8 +19,11 @@ import type { RedisValues } from './redis-values.js';
  *   expiry it was signed with, is a miss, counted in `redis_rejected_total`, and overwritten.
  */
 
-/** Bump when the shape of a stored value changes without the schema changing (2: signed values). */
-export const SHARED_FORMAT_VERSION = 2;
+/**
+ * Bump when the shape of a stored value changes without the schema changing (2: signed values; 3:
+ * live messages carry when they were written).
+ */
+export const SHARED_FORMAT_VERSION = 3;
 
 const hash = (text: string, length = 16) =>
   createHash('sha256').update(text).digest('base64url').slice(0, length);

@@ -34,8 +34,10 @@ describe('Redis messages are fresh', () => {
     closers = [];
   });
 
-  /** A gateway on the devnet and the test's Redis, served over a real socket. */
-  async function start(overrides: Partial<GatewayOptions> = {}): Promise<{ gateway: Gateway; url: string }> {
+  /** A gateway on the devnet and the test's Redis, served over a real socket; `close` stops it early. */
+  async function start(
+    overrides: Partial<GatewayOptions> = {},
+  ): Promise<{ gateway: Gateway; url: string; close(): Promise<void> }> {
     const base = testSettings();
     const gateway = createGateway({
       ...testSettings({
@@ -47,12 +49,23 @@ describe('Redis messages are fresh', () => {
       upstreamUrls: env.devnet.urls,
     });
     const served = await listen(gateway);
-    closers.push(async () => {
-      await served.close();
-      await gateway.close();
-    });
-    return { gateway, url: served.url };
+    let closed: Promise<void> | null = null;
+    const close = () => {
+      closed ??= served.close().then(() => gateway.close());
+      return closed;
+    };
+    closers.push(close);
+    return { gateway, url: served.url, close };
   }
+
+  /** A message's lifetime in these gateways: three leases of 1 s (bus.ts). */
+  const LIFETIME_MS = 3_000;
+  /** Until a message captured at `at` is past its lifetime: the clock, observed. */
+  const outlived = (at: number) =>
+    until(() => Date.now() > at + LIFETIME_MS + 100, {
+      what: 'the capture past its lifetime',
+      within: 10_000,
+    });
 
   /** Everything published on channels matching `pattern`, as a neighbour with PSUBSCRIBE hears it. */
   async function spy(pattern: string): Promise<{ channel: string; message: string }[]> {
@@ -245,6 +258,69 @@ describe('Redis messages are fresh', () => {
     expect((await rejected(a.url, 'stale')) + (await rejected(b.url, 'stale'))).toBe(1);
     onA.close();
     onB.close();
+  });
+
+  it('does not deliver a captured statistics event past its lifetime to a process that has heard nothing newer', {
+    timeout: 30_000,
+  }, async () => {
+    const heard = await spy('*live:events:{validators}');
+    const a = await start();
+    const polled = a.gateway.live.hub.afterPoll('validators');
+    const onA = await subscribe(a.url, STATISTICS);
+    await polled;
+    await listened('*live:events:{validators}');
+    moveValidators();
+    await onA.next();
+    const old = heard.find((h) => h.message.includes('"kind":"statistics"')) as {
+      channel: string;
+      message: string;
+    };
+    const capturedAt = Date.now();
+    // A process started later has heard nothing of the source: no order to drop the replay by.
+    await outlived(capturedAt);
+    const b = await start();
+    const elsewhere = b.gateway.live.hub.afterPoll('validators');
+    const onB = await subscribe(b.url, STATISTICS);
+    expect(onB.status).toBe(200);
+    await elsewhere;
+    await listened('*live:events:{validators}', 2);
+    await env.inspect.publish(old.channel, old.message);
+    moveValidators();
+    const first = (await onB.next()).data.validatorStatisticsUpdated.totalStakedAmount;
+    expect(first).toBe(env.devnet.data.statistics.total_staked_amount);
+    expect(await rejected(b.url, 'stale')).toBe(1);
+    onA.close();
+    onB.close();
+  });
+
+  it('does not let a process with no state of its own take a stored state past its lifetime: no block read again', {
+    timeout: 30_000,
+  }, async () => {
+    const a = await start();
+    const onA = await subscribe(a.url, BLOCKS);
+    await until(async () => (await env.inspect.keys('*live:state:{blocks}')).length === 1, {
+      what: "A's first poll of the blocks stored",
+    });
+    const [stateKey] = (await env.inspect.keys('*live:state:{blocks}')) as [string];
+    const old = (await env.inspect.get(stateKey)) as string;
+    const capturedAt = Date.now();
+    const { heights } = env.devnet.advance(2);
+    expect((await onA.take(2)).map((e) => e.data.blockAdded.height)).toEqual(heights);
+    onA.close();
+    await a.close();
+    await outlived(capturedAt);
+    // Written back, and no lease: the first claim of a process started now reads it.
+    await env.inspect.set(stateKey, old, 'PX', 60_000);
+    env.devnet.resetRecords();
+    const c = await start();
+    const polled = c.gateway.live.hub.afterPoll('blocks');
+    const onC = await subscribe(c.url, BLOCKS);
+    expect(await polled).toBe('ok');
+    const next = env.devnet.advance(1).heights;
+    // Its first block is the chain's next: none of those A delivered is delivered again.
+    expect((await onC.next()).data.blockAdded.height).toBe(next[0]);
+    expect(await rejected(c.url, 'stale')).toBe(1);
+    onC.close();
   });
 
   it('keeps two deployments with different secrets on one Redis apart: each subscriber gets every block once', {
