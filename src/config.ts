@@ -866,7 +866,7 @@ export function loadConfig(env: Env = process.env): Config {
     explorerToken: env.EXPLORER_TOKEN || null,
     validatorCacheTtlMs: int(env, 'VALIDATOR_CACHE_TTL_MS', 5_000, 0, 3_600_000),
     responseCacheTtlMs: int(env, 'RESPONSE_CACHE_TTL_MS', 5_000, 0, 3_600_000),
-    responseCacheEntries: int(env, 'RESPONSE_CACHE_ENTRIES', 2_000, 1, 1_000_000),
+    responseCacheEntries: int(env, 'RESPONSE_CACHE_ENTRIES', 10_000, 1, 1_000_000),
     limits: requestLimits,
     documents: documents(env),
     server: serverLimits(env, liveConfig, requestLimits.requestBytes),

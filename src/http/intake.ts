@@ -22,13 +22,12 @@ import { headersOf } from './node-response.js';
  * coded JSON answer with `connection: close`, counted in `http_requests_refused_total{reason}`:
  * - the body cap, decided here alone: a declared length over MAX_REQUEST_BYTES, 413 before a byte
  *   is read; a chunked body judged as its readers read it (exchange/body.ts' `bodyWithin`), and cut;
- * - a body on a GET or a HEAD, which nothing would read (400, `unread_body`); a chunked body
- *   still arriving when its answer goes out ends its connection;
+ * - a body on a GET or a HEAD, which nothing reads (400, `unread_body`); a chunked body still
+ *   arriving when its answer goes out ends its connection;
  * - bytes of bodies in flight, each reserved at its declared length (chunked: the cap) until its
  *   request closes, and of WebSocket operations until answered (`MessageBudget`): per process
  *   (503, `body_budget`) and per client (429, `client_body_budget`);
- * - a client's (rate-limit.ts' identity) sockets, or with TRUST_PROXY > 0 its requests in flight
- *   (429, `client_connections`);
+ * - a client's sockets, or behind TRUST_PROXY its requests (429, `client_connections`);
  * - a body's pace (BODY_TIMEOUT_MS, MIN_BODY_RATE) and first byte (BODY_FIRST_BYTE_MS): 408,
  *   `slow_body`, watched by one timer at `socket.bytesRead`, never by a `data` listener.
  */

@@ -244,17 +244,16 @@ class Connection {
   }
 
   /**
-   * The operation's message held in the client's body budget until it is answered: the refusal
-   * (RATE_LIMITED) when the budget has no room. A message whose size went unseen weighs the cap.
+   * The message being handled, held in the client's body budget until its operation is answered:
+   * the bytes held, or the refusal (RATE_LIMITED) when the budget has no room. A message whose size
+   * went unseen weighs the cap.
    */
-  hold(operation: Operation): GatewayError | null {
+  hold(): number | GatewayError {
     const bytes = this.arrived < 0 ? this.sockets.options.maxMessageBytes : this.arrived;
     this.arrived = -1;
-    const refused = this.budget?.hold(bytes) ?? null;
-    if (refused === null) {
-      operation.held = this.budget === null ? 0 : bytes;
-      return null;
-    }
+    if (this.budget === null) return 0;
+    const refused = this.budget.hold(bytes);
+    if (refused === null) return bytes;
     const { message, code, retryAfterMs, status } = refused;
     const retryAfter = String(Math.ceil((retryAfterMs ?? 1_000) / 1_000));
     return new GatewayError(message, code, {
@@ -490,7 +489,10 @@ export class WebSockets {
     const { yoga, telemetry, cors } = this.options;
     const exchange = new Exchange({ method: 'POST', headers: connection.headers }, telemetry, cors);
     const params = paramsOf(payload);
-    const shape = this.options.documents.shapeOf(params.query, params.operationName);
+    // First, so that a message beyond the budget is refused before its document is parsed.
+    const held = connection.hold();
+    const shape =
+      typeof held === 'number' ? this.options.documents.shapeOf(params.query, params.operationName) : null;
     const handle = shape === 'subscription' ? new StreamHandle(undefined, exchange.cancel) : null;
     const operation: Operation = {
       id,
@@ -499,14 +501,13 @@ export class WebSockets {
       handle,
       answered: false,
       placed: false,
-      held: 0,
+      held: typeof held === 'number' ? held : 0,
     };
     connection.operations.set(id, operation);
     // A subscription's operation lasts as long as its stream, however the stream ends.
     handle?.onEnd(() => connection.forget(operation));
     try {
-      const overBudget = connection.hold(operation);
-      if (overBudget !== null) return await this.refused(operation, [overBudget]);
+      if (typeof held !== 'number') return await this.refused(operation, [held]);
       if (!connection.place(operation))
         return await this.refused(operation, [tooManyOperations(this.options.maxOperations)]);
       const declined = this.options.routing.declines({

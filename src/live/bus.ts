@@ -8,11 +8,10 @@ import type { RedisValues } from '../scale/redis-values.js';
 import type { LiveEvent } from './events.js';
 
 /**
- * How a poll's events reach the subscribers of every process, and who may poll a source. Without
- * REDIS_URL (`LocalBus`) each process polls for itself and delivers in process; with it
- * (`RedisBus`) one instance of the deployment polls each source under a lease in Redis, and its
- * events reach every instance and worker through Redis pub/sub (sharded on a cluster, a source's
- * lease, state and channel under one hash tag so that each script runs in one slot).
+ * How a poll's events reach the subscribers of every process, and who may poll a source: without
+ * REDIS_URL (`LocalBus`) each process polls for itself; with it (`RedisBus`) one instance polls
+ * each source under a lease, its events reaching every instance through Redis pub/sub (sharded on
+ * a cluster, a source's lease, state and channel under one hash tag: each script in one slot).
  *
  * The rule: every event at most once, whatever Redis does (contract.md §7), so the bus fails
  * closed. Events are published, and the source's state stored, only while the lease holds the
