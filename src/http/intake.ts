@@ -28,8 +28,8 @@ import { headersOf } from './node-response.js';
  *   request closes, and of WebSocket operations until answered (`MessageBudget`): per process
  *   (503, `body_budget`) and per client (429, `client_body_budget`);
  * - a client's sockets, or behind TRUST_PROXY its requests (429, `client_connections`);
- * - a body's pace (BODY_TIMEOUT_MS, MIN_BODY_RATE) and first byte (BODY_FIRST_BYTE_MS): 408,
- *   `slow_body`, watched by one timer at `socket.bytesRead`, never by a `data` listener.
+ * - a body's pace (BODY_TIMEOUT_MS, MIN_BODY_RATE; at once when the budget is full) and first
+ *   byte (BODY_FIRST_BYTE_MS): 408, `slow_body`, judged at `socket.bytesRead`, never by `data`.
  */
 
 export type IntakeLimits = Pick<
@@ -61,6 +61,9 @@ type Reserving = IncomingMessage & { [BODY_ADMISSION]?: Arriving };
 /** How long a socket beyond its client's cap may stay without sending the request it is refused. */
 const REFUSED_SOCKET_MS = 1_000;
 
+/** How long a body is admitted before it can be behind its pace (and cut to make room). */
+const SHED_AFTER_MS = 1_000;
+
 /** When a refused client may try again: a connection or a body ends within a second or so. */
 const RETRY_AFTER_MS = 1_000;
 
@@ -73,6 +76,8 @@ class Arriving implements BodyAdmission {
   index: number;
   /** The socket's `bytesRead` when it was admitted: more since means its body has sent some. */
   readonly start: number;
+  /** When it was admitted (performance.now()). */
+  readonly admittedAt = performance.now();
   /** The socket's `bytesRead` when the timer last looked; -1 until it first has. */
   seen = -1;
   /** When its allowance runs out (performance.now()); set when the timer first sees it. */
@@ -207,8 +212,12 @@ export class Intake {
    * budget, then the client's share: held (null), or refused (counted) with the refusal's status.
    */
   charge(client: string, bytes: number): (Refusal & { status: number }) | null {
-    // The process budget first: a client that fills it alone (a share as large) is told so as before.
-    if (this.inFlight + bytes > this.limits.maxInflightBodyBytes) {
+    const held = this.clientBodies.get(client) ?? 0;
+    const overShare = held + bytes > this.limits.maxInflightBodyBytesPerClient;
+    const over = this.inFlight + bytes - this.limits.maxInflightBodyBytes;
+    // The process budget first: a client that fills it alone (a share as large) is told so as
+    // before. Another makes room by cutting bodies behind their pace, if they hold enough.
+    if (over > 0 && (overShare || !this.shed(over))) {
       this.metrics.observeIntakeRefused('body_budget');
       return {
         status: 503,
@@ -217,8 +226,7 @@ export class Intake {
         retryAfterMs: RETRY_AFTER_MS,
       };
     }
-    const held = this.clientBodies.get(client) ?? 0;
-    if (held + bytes > this.limits.maxInflightBodyBytesPerClient) {
+    if (overShare) {
       this.metrics.observeIntakeRefused('client_body_budget');
       return {
         status: 429,
@@ -231,6 +239,36 @@ export class Intake {
     this.clientBodies.set(client, held + bytes);
     this.metrics.bodyBytesInFlight.inc(bytes);
     return null;
+  }
+
+  /**
+   * Makes `need` bytes of the process budget free by cutting the bodies furthest behind
+   * MIN_BODY_RATE since their admission, slowest first (408, as the timer would later): several
+   * addresses' trickling bodies must not keep everyone else out for BODY_TIMEOUT_MS. None admitted
+   * within the last SHED_AFTER_MS, none the server holds unread; false, cutting none, when those
+   * behind hold too little.
+   */
+  private shed(need: number): boolean {
+    const now = performance.now();
+    const behind: { body: Arriving; rate: number }[] = [];
+    let room = 0;
+    for (const body of this.arriving) {
+      const { req } = body;
+      const elapsed = now - body.admittedAt;
+      if (elapsed < SHED_AFTER_MS || req.complete || req.readableLength > 0 || body.res.headersSent) continue;
+      const rate = (((req.socket?.bytesRead ?? body.start) - body.start) * 1_000) / elapsed;
+      if (rate >= this.limits.minBodyRate) continue;
+      behind.push({ body, rate });
+      room += body.bytes;
+    }
+    if (room < need) return false;
+    behind.sort((a, b) => a.rate - b.rate || a.body.admittedAt - b.body.admittedAt);
+    for (let i = 0, freed = 0; freed < need; i++) {
+      const { body } = behind[i] as { body: Arriving };
+      freed += body.bytes;
+      this.cut(body, 'pace');
+    }
+    return true;
   }
 
   /** Gives back `bytes` that `charge` held for `client`. */

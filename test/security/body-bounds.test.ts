@@ -297,6 +297,62 @@ describe("a client's share of MAX_INFLIGHT_BODY_BYTES, and the first byte of a b
   });
 });
 
+describe('MAX_INFLIGHT_BODY_BYTES full of bodies behind their pace', () => {
+  it('makes room for another client by cutting the slowest, before refusing anyone', async () => {
+    const limits = {
+      maxInflightBodyBytes: 400_000,
+      maxInflightBodyBytesPerClient: 200_000,
+      bodyFirstByteMs: 60_000,
+      bodyTimeoutMs: 60_000,
+      headersTimeoutMs: 60_000,
+      requestTimeoutMs: 60_000,
+    };
+    const { gateway, url, port } = await serve(limits);
+    // Two addresses, each at its share: two bodies of 100,000 bytes that have sent one byte.
+    const stalled: RawClient[] = [];
+    for (const from of ['127.0.0.2', '127.0.0.3']) {
+      for (let i = 0; i < 2; i++) stalled.push(await rawSocket(port, from));
+    }
+    const began = performance.now();
+    for (const client of stalled) client.socket.write(`${head(100_000)}{`);
+    await until(async () => (await bodyBytes(gateway)) === 400_000, { what: 'the budget full' });
+    // Far behind MIN_BODY_RATE (1,000 bytes a second) once a second has passed: the clock, observed.
+    await until(() => performance.now() - began > 1_100, { what: 'a second behind the pace' });
+    const other = await post(url, QUERY, '127.0.0.1');
+    expect(other.status).toBe(200);
+    expect(other.body.data.validatorStatistics.totalValidators).toMatch(/^\d+$/);
+    // One of the stalled bodies made room (the slowest, the oldest of equals), answered 408.
+    const cut = stalled.filter((c) => c.received !== '');
+    expect(cut).toHaveLength(1);
+    expect((cut[0] as RawClient).received).toMatch(/^HTTP\/1\.1 408 /);
+    expect(answerOf((cut[0] as RawClient).received)).toEqual({
+      errors: [
+        {
+          message: 'The request body arrived slower than 1000 bytes a second.',
+          extensions: { code: 'BAD_USER_INPUT' },
+        },
+      ],
+    });
+    expect(await refusals(gateway, 'slow_body')).toBe(1);
+    expect(await refusals(gateway, 'body_budget')).toBe(0);
+  });
+
+  it('refuses with 503 when the bodies in flight keep their pace', async () => {
+    const { gateway, url, port } = await serve({
+      maxInflightBodyBytes: 200_000,
+      maxInflightBodyBytesPerClient: 200_000,
+    });
+    const held = [await rawSocket(port, '127.0.0.2'), await rawSocket(port, '127.0.0.2')];
+    for (const client of held) client.socket.write(`${head(100_000)}{`);
+    await until(async () => (await bodyBytes(gateway)) === 200_000, { what: 'the budget full' });
+    // Just admitted: not behind a pace yet, so nobody is cut.
+    const other = await post(url, QUERY, '127.0.0.1');
+    expect(other.status).toBe(503);
+    expect(held.filter((c) => c.received !== '')).toHaveLength(0);
+    expect(await refusals(gateway, 'body_budget')).toBe(1);
+  });
+});
+
 describe('a body nobody reads', () => {
   const stalls = {
     bodyFirstByteMs: 60_000,
