@@ -61,8 +61,11 @@ type Reserving = IncomingMessage & { [BODY_ADMISSION]?: Arriving };
 /** How long a socket beyond its client's cap may stay without sending the request it is refused. */
 const REFUSED_SOCKET_MS = 1_000;
 
-/** How long a body is admitted before it can be behind its pace (and cut to make room). */
-const SHED_AFTER_MS = 1_000;
+/**
+ * How long a body is admitted before it can be behind its pace (and cut to make room): its first
+ * bytes may still be a round trip away.
+ */
+const SHED_AFTER_MS = 100;
 
 /** When a refused client may try again: a connection or a body ends within a second or so. */
 const RETRY_AFTER_MS = 1_000;
@@ -243,26 +246,27 @@ export class Intake {
 
   /**
    * Makes `need` bytes of the process budget free by cutting the bodies furthest behind
-   * MIN_BODY_RATE since their admission, slowest first (408, as the timer would later): several
-   * addresses' trickling bodies must not keep everyone else out for BODY_TIMEOUT_MS. None admitted
-   * within the last SHED_AFTER_MS, none the server holds unread; false, cutting none, when those
-   * behind hold too little.
+   * MIN_BODY_RATE since their admission, the largest deficit first (408, as the timer would later):
+   * trickling bodies, however often their clients open new ones, must not keep everyone else out
+   * for BODY_TIMEOUT_MS. None within SHED_AFTER_MS of its admission, none the server holds unread;
+   * false, cutting none, when those behind hold too little.
    */
   private shed(need: number): boolean {
     const now = performance.now();
-    const behind: { body: Arriving; rate: number }[] = [];
+    const behind: { body: Arriving; deficit: number }[] = [];
     let room = 0;
     for (const body of this.arriving) {
       const { req } = body;
       const elapsed = now - body.admittedAt;
       if (elapsed < SHED_AFTER_MS || req.complete || req.readableLength > 0 || body.res.headersSent) continue;
-      const rate = (((req.socket?.bytesRead ?? body.start) - body.start) * 1_000) / elapsed;
-      if (rate >= this.limits.minBodyRate) continue;
-      behind.push({ body, rate });
+      const arrived = (req.socket?.bytesRead ?? body.start) - body.start;
+      const deficit = (this.limits.minBodyRate * elapsed) / 1_000 - arrived;
+      if (deficit <= 0) continue;
+      behind.push({ body, deficit });
       room += body.bytes;
     }
     if (room < need) return false;
-    behind.sort((a, b) => a.rate - b.rate || a.body.admittedAt - b.body.admittedAt);
+    behind.sort((a, b) => b.deficit - a.deficit);
     for (let i = 0, freed = 0; freed < need; i++) {
       const { body } = behind[i] as { body: Arriving };
       freed += body.bytes;
