@@ -26,6 +26,13 @@ afterEach(async () => {
 const defaults = loadConfig({});
 const CAP = defaults.limits.requestBytes;
 const QUERY = JSON.stringify({ query: '{ validatorStatistics { totalValidators } }' });
+/** Limits under which no timer cuts a body within a test: what cuts one is the rule under test. */
+const PATIENT = {
+  bodyFirstByteMs: 60_000,
+  bodyTimeoutMs: 60_000,
+  headersTimeoutMs: 60_000,
+  requestTimeoutMs: 60_000,
+};
 
 /**
  * A cold gateway of the file's devnet over a real socket, with `limits` over the defaults, behind
@@ -184,12 +191,7 @@ function post(url: string, body: string, from: string) {
 
 describe("a client's share of MAX_INFLIGHT_BODY_BYTES, and the first byte of a body", () => {
   // A body timeout far away: what cuts a stall here is the first-byte deadline.
-  const stalls = {
-    bodyFirstByteMs: 500,
-    bodyTimeoutMs: 60_000,
-    headersTimeoutMs: 60_000,
-    requestTimeoutMs: 60_000,
-  };
+  const stalls = { ...PATIENT, bodyFirstByteMs: 500 };
 
   it('lets another client post while one address holds 80 stalled bodies, and cuts the stalls after the first-byte deadline', async () => {
     const { gateway, url, port } = await serve(stalls);
@@ -299,15 +301,11 @@ describe("a client's share of MAX_INFLIGHT_BODY_BYTES, and the first byte of a b
 
 describe('MAX_INFLIGHT_BODY_BYTES full of bodies behind their pace', () => {
   it('makes room for another client by cutting the slowest, before refusing anyone', async () => {
-    const limits = {
+    const { gateway, url, port } = await serve({
+      ...PATIENT,
       maxInflightBodyBytes: 400_000,
       maxInflightBodyBytesPerClient: 200_000,
-      bodyFirstByteMs: 60_000,
-      bodyTimeoutMs: 60_000,
-      headersTimeoutMs: 60_000,
-      requestTimeoutMs: 60_000,
-    };
-    const { gateway, url, port } = await serve(limits);
+    });
     // Two addresses, each at its share: two bodies of 100,000 bytes that have sent one byte.
     const stalled: RawClient[] = [];
     for (const from of ['127.0.0.2', '127.0.0.3']) {
@@ -355,16 +353,10 @@ describe('MAX_INFLIGHT_BODY_BYTES full of bodies behind their pace', () => {
 });
 
 describe('a body nobody reads', () => {
-  const stalls = {
-    bodyFirstByteMs: 60_000,
-    bodyTimeoutMs: 60_000,
-    headersTimeoutMs: 60_000,
-    requestTimeoutMs: 60_000,
-  };
   const SUBSCRIBE = '/graphql?query=subscription%7BblockAdded%7Bheight%7D%7D';
 
   it('is refused on a GET or a HEAD (400) before the request is served: an event stream holds no share of the budget', async () => {
-    const { gateway, port } = await serve(stalls);
+    const { gateway, port } = await serve(PATIENT);
     const requests = [
       `GET ${SUBSCRIBE} HTTP/1.1\r\nHost: gateway.test\r\nAccept: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n`,
       `GET ${SUBSCRIBE} HTTP/1.1\r\nHost: gateway.test\r\nAccept: text/event-stream\r\nContent-Length: 50000\r\n\r\nhello`,
@@ -395,7 +387,7 @@ describe('a body nobody reads', () => {
   });
 
   it('ends its connection with the answer, chunked, when its answer went out before it was read', async () => {
-    const { gateway, port, accepted } = await serve(stalls);
+    const { gateway, port, accepted } = await serve(PATIENT);
     // Paths that answer without reading a body: not found, and the readiness probe.
     const paths = ['/nowhere', '/readyz'];
     const clients = await Promise.all(paths.map(() => rawSocket(port)));
@@ -417,7 +409,7 @@ describe('a body nobody reads', () => {
   });
 
   it('gives its share back when its client hangs up after the answer', async () => {
-    const { gateway, port } = await serve(stalls);
+    const { gateway, port } = await serve(PATIENT);
     const client = await rawSocket(port);
     client.socket.write(`${head(100_000).replace('/graphql', '/nowhere')}{"query"`);
     await until(() => /\r\n\r\n/.test(client.received), { what: 'the answer' });
